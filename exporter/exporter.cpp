@@ -1,0 +1,594 @@
+// Exporter implementation: node emission (see exporter.h for what it guarantees).
+#include "exporter/exporter.h"
+
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cassert>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "exporter/weight_folding.h"
+
+namespace tensat {
+
+namespace {
+
+int32_t onnx_dtype(DType d) {
+  switch (d) {
+    case DType::F32: return onnx::TensorProto::FLOAT;
+    case DType::F16: return onnx::TensorProto::FLOAT16;
+    case DType::F64: return onnx::TensorProto::DOUBLE;
+    case DType::I64: return onnx::TensorProto::INT64;
+    case DType::I32: return onnx::TensorProto::INT32;
+    case DType::I8: return onnx::TensorProto::INT8;
+    case DType::U8: return onnx::TensorProto::UINT8;
+    case DType::Bool: return onnx::TensorProto::BOOL;
+    case DType::Other: return onnx::TensorProto::UNDEFINED;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+class Emitter {
+ public:
+  Emitter(const ir::Graph& g, const WeightStore& w, const ModelContext& ctx, WeightStore* movable)
+      : g_(g), weights_(w), ctx_(ctx), movable_(movable) {}
+
+  onnx::ModelProto run(ExportStats& stats);
+
+ private:
+  using NodeId = ir::NodeId;
+  const ir::Node& node(NodeId n) const { return g_.node(n); }
+  int64_t pint(NodeId n, size_t c) const { return g_.param_int(n, c); }
+  const std::string& psym(NodeId n, size_t c) const { return g_.param_sym(n, c); }
+  const Shape& shape(NodeId n) const { return g_.type(n).tensor.shape; }
+
+  std::string fresh(const std::string& base);
+  const std::string& name(NodeId n);  ///< tensor name of a (tensor-valued) node, emitting leaves
+  onnx::NodeProto* add_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
+  std::string int64_initializer(const std::string& base, const std::vector<int64_t>& v);
+  void add_weight_initializer(const std::string& wname);
+  std::string out_name(NodeId n);      ///< the name this node's (single) output gets
+  std::string apply_act(NodeId n, const std::string& y, Act a);
+  void emit(NodeId n);
+  void emit_concat(NodeId n);
+  void emit_split(NodeId n);
+  void gather_concat(NodeId n, int64_t axis, std::vector<std::string>& ins);
+  void gather_split(NodeId sp, int64_t axis, std::vector<int64_t>& sizes, std::vector<std::string>& outs);
+
+  const ir::Graph& g_;
+  const WeightStore& weights_;
+  const ModelContext& ctx_;
+  WeightStore* movable_;
+  onnx::ModelProto model_;
+  onnx::GraphProto* graph_ = nullptr;
+  std::vector<bool> weight_only_;
+  std::vector<int> uses_;                       // uses by emitted (non-weight-only) nodes
+  std::vector<bool> is_output_;
+  std::unordered_map<NodeId, std::string> names_;
+  std::unordered_map<NodeId, std::string> preassigned_;
+  std::unordered_map<NodeId, std::vector<std::string>> tuple_names_;
+  std::unordered_map<NodeId, std::array<int64_t, 2>> split_parts_;  // split -> (split_0 id, split_1 id) or -1
+  std::unordered_set<NodeId> inlined_;
+  std::unordered_set<std::string> used_names_;
+  std::unordered_set<std::string> emitted_inits_;
+  std::unordered_set<std::string> identities_;
+  std::unordered_map<NodeId, std::string> folded_;  // weight-only node -> initializer name
+  std::unordered_map<std::string, std::string> int64_inits_;
+  FoldedWeights folded_values_;
+  int counter_ = 0;
+};
+
+std::string Emitter::fresh(const std::string& base) {
+  std::string n;
+  do {
+    n = "tensat_" + base + "_" + std::to_string(counter_++);
+  } while (used_names_.count(n));
+  used_names_.insert(n);
+  return n;
+}
+
+onnx::NodeProto* Emitter::add_node(const std::string& op, std::vector<std::string> inputs,
+                                   std::vector<std::string> outputs) {
+  onnx::NodeProto* p = graph_->add_node();
+  p->set_op_type(op);
+  p->set_name(fresh(op));
+  for (auto& i : inputs) p->add_input(i);
+  for (auto& o : outputs) p->add_output(o);
+  return p;
+}
+
+std::string Emitter::int64_initializer(const std::string& base, const std::vector<int64_t>& v) {
+  std::string key = base + ":";
+  for (auto x : v) key += std::to_string(x) + ",";
+  auto it = int64_inits_.find(key);
+  if (it != int64_inits_.end()) return it->second;
+  std::string nm = fresh(base);
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(nm);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t)));
+  int64_inits_[key] = nm;
+  return nm;
+}
+
+void Emitter::add_weight_initializer(const std::string& wname) {
+  if (!emitted_inits_.insert(wname).second) return;
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(wname);
+  if (movable_ && movable_->contains(wname)) {
+    WeightData& wd = movable_->get_mut(wname);
+    t->set_data_type(onnx_dtype(wd.type.dtype));
+    for (auto d : wd.type.shape) t->add_dims(d);
+    t->mutable_raw_data()->swap(wd.bytes);  // moved back after writing
+    return;
+  }
+  const WeightData& wd = weights_.get(wname);
+  t->set_data_type(onnx_dtype(wd.type.dtype));
+  for (auto d : wd.type.shape) t->add_dims(d);
+  t->set_raw_data(wd.bytes);
+}
+
+const std::string& Emitter::name(NodeId n) {
+  auto it = names_.find(n);
+  if (it != names_.end()) return it->second;
+  const ir::Node& nd = node(n);
+  if (auto f = folded_.find(n); f != folded_.end()) {
+    names_[n] = f->second;
+    return names_[n];
+  }
+  if (nd.op == Op::Input || nd.op == Op::Weight) {
+    auto leaf = parse_leaf_id(psym(n, 0));
+    assert(leaf);
+    if (nd.op == Op::Weight) add_weight_initializer(leaf->name);
+    names_[n] = leaf->name;
+    return names_[n];
+  }
+  throw ExportError("internal: node %" + std::to_string(n) + " (" + std::string(op_name(nd.op)) +
+                    ") used before it was emitted");
+}
+
+std::string Emitter::out_name(NodeId n) {
+  auto it = preassigned_.find(n);
+  if (it != preassigned_.end()) return it->second;
+  return fresh(std::string(op_name(node(n).op)));
+}
+
+std::string Emitter::apply_act(NodeId n, const std::string& y, Act a) {
+  // y is an intermediate; the activation produces the node's real output.
+  std::string out = out_name(n);
+  const char* op = a == Act::Relu ? "Relu" : a == Act::Sigmoid ? "Sigmoid" : "Tanh";
+  add_node(op, {y}, {out});
+  return out;
+}
+
+void Emitter::gather_concat(NodeId n, int64_t axis, std::vector<std::string>& ins) {
+  for (size_t k = 1; k <= 2; ++k) {
+    NodeId c = node(n).children[k];
+    if (inlined_.count(c) && node(c).op == Op::Concat && pint(c, 0) == axis) {
+      gather_concat(c, axis, ins);
+    } else {
+      ins.push_back(name(c));
+    }
+  }
+}
+
+void Emitter::emit_concat(NodeId n) {
+  int64_t axis = pint(n, 0);
+  std::vector<std::string> ins;
+  gather_concat(n, axis, ins);
+  std::string out = out_name(n);
+  auto* p = add_node("Concat", ins, {out});
+  auto* a = p->add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(axis);
+  names_[n] = out;
+}
+
+void Emitter::gather_split(NodeId sp, int64_t axis, std::vector<int64_t>& sizes, std::vector<std::string>& outs) {
+  const auto& parts = split_parts_[sp];
+  const auto& tt = g_.type(sp).tuple;
+  for (size_t k = 0; k < 2; ++k) {
+    int64_t p = parts[k];
+    if (p >= 0) {
+      // Is this part consumed by exactly one split on the same axis (inlined)?
+      NodeId pid = static_cast<NodeId>(p);
+      bool expanded = false;
+      for (const auto& [child_split, dummy] : split_parts_) {
+        (void)dummy;
+        if (node(child_split).children[2] == pid && inlined_.count(pid) && pint(child_split, 0) == axis) {
+          gather_split(child_split, axis, sizes, outs);
+          expanded = true;
+          break;
+        }
+      }
+      if (expanded) continue;
+      std::string nm = out_name(pid);
+      names_[pid] = nm;
+      outs.push_back(nm);
+    } else {
+      outs.push_back(fresh("unused"));
+    }
+    sizes.push_back(tt[k].shape[static_cast<size_t>(axis)]);
+  }
+}
+
+void Emitter::emit_split(NodeId n) {
+  int64_t axis = pint(n, 0);
+  std::vector<int64_t> sizes;
+  std::vector<std::string> outs;
+  gather_split(n, axis, sizes, outs);
+  NodeId x = node(n).children[2];
+  std::vector<std::string> ins = {name(x)};
+  onnx::NodeProto* p = nullptr;
+  if (ctx_.default_opset >= 13) {
+    ins.push_back(int64_initializer("split_sizes", sizes));
+    p = add_node("Split", ins, outs);
+  } else {
+    p = add_node("Split", ins, outs);
+    auto* a = p->add_attribute();
+    a->set_name("split");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (auto s : sizes) a->add_ints(s);
+  }
+  auto* a = p->add_attribute();
+  a->set_name("axis");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(axis);
+}
+
+void set_ints(onnx::NodeProto* p, const std::string& nm, const std::vector<int64_t>& v) {
+  auto* a = p->add_attribute();
+  a->set_name(nm);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void set_int(onnx::NodeProto* p, const std::string& nm, int64_t v) {
+  auto* a = p->add_attribute();
+  a->set_name(nm);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void Emitter::emit(NodeId n) {
+  const ir::Node& nd = node(n);
+  auto act_of = [&](size_t c) { return *act_from_name(psym(n, c)); };
+  switch (nd.op) {
+    case Op::Num:
+    case Op::Sym:
+    case Op::Noop:
+    case Op::Split0:
+    case Op::Split1:
+      return;  // named by their split / nothing to emit
+    case Op::Input:
+    case Op::Weight:
+      (void)name(n);
+      return;
+    case Op::Zeros:
+    case Op::Merge:
+      throw ExportError("internal: weight-only node left unfolded");
+    case Op::Ewadd:
+    case Op::Ewmul: {
+      std::string out = out_name(n);
+      add_node(nd.op == Op::Ewadd ? "Add" : "Mul", {name(nd.children[0]), name(nd.children[1])}, {out});
+      names_[n] = out;
+      return;
+    }
+    case Op::Relu:
+    case Op::Tanh:
+    case Op::Sigmoid: {
+      std::string out = out_name(n);
+      add_node(nd.op == Op::Relu ? "Relu" : nd.op == Op::Tanh ? "Tanh" : "Sigmoid", {name(nd.children[0])}, {out});
+      names_[n] = out;
+      return;
+    }
+    case Op::Matmul: {
+      Act act = act_of(0);
+      NodeId a = nd.children[1], b = nd.children[2], bias = nd.children[3];
+      bool has_bias = node(bias).op != Op::Sym;
+      std::string y = act == Act::None ? out_name(n) : fresh("matmul");
+      if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
+        add_node("Gemm", {name(a), name(b), name(bias)}, {y});
+      } else if (has_bias) {
+        std::string t = fresh("matmul");
+        add_node("MatMul", {name(a), name(b)}, {t});
+        add_node("Add", {t, name(bias)}, {y});
+      } else {
+        add_node("MatMul", {name(a), name(b)}, {y});
+      }
+      names_[n] = act == Act::None ? y : apply_act(n, y, act);
+      return;
+    }
+    case Op::Conv: {
+      Act act = act_of(3);
+      NodeId x = nd.children[4], w = nd.children[5], bias = nd.children[6];
+      const Shape& ws = shape(w);
+      auto pads = resolve_pads(psym(n, 2), ws[2], ws[3]);
+      std::vector<std::string> ins = {name(x), name(w)};
+      if (node(bias).op != Op::Sym) ins.push_back(name(bias));
+      std::string y = act == Act::None ? out_name(n) : fresh("conv");
+      auto* p = add_node("Conv", ins, {y});
+      set_ints(p, "kernel_shape", {ws[2], ws[3]});
+      set_ints(p, "strides", {pint(n, 0), pint(n, 1)});
+      set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
+      set_int(p, "group", shape(x)[1] / ws[1]);
+      names_[n] = act == Act::None ? y : apply_act(n, y, act);
+      return;
+    }
+    case Op::Poolmax:
+    case Op::Poolavg: {
+      int64_t kh = pint(n, 0), kw = pint(n, 1);
+      auto pads = resolve_pads(psym(n, 4), kh, kw);
+      NodeId x = nd.children[nd.op == Op::Poolavg ? 6 : 5];
+      std::string out = out_name(n);
+      const Shape& xs = shape(x);
+      if (nd.op == Op::Poolavg && kh == xs[2] && kw == xs[3] && *pads == Pads{}) {
+        add_node("GlobalAveragePool", {name(x)}, {out});
+      } else {
+        auto* p = add_node(nd.op == Op::Poolmax ? "MaxPool" : "AveragePool", {name(x)}, {out});
+        set_ints(p, "kernel_shape", {kh, kw});
+        set_ints(p, "strides", {pint(n, 2), pint(n, 3)});
+        set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
+        if (nd.op == Op::Poolavg && pint(n, 5) == 1) set_int(p, "count_include_pad", 1);
+      }
+      names_[n] = out;
+      return;
+    }
+    case Op::Transpose: {
+      auto perm = parse_dims(g_.type(nd.children[0]));
+      std::string out = out_name(n);
+      auto* p = add_node("Transpose", {name(nd.children[1])}, {out});
+      set_ints(p, "perm", *perm);
+      names_[n] = out;
+      return;
+    }
+    case Op::Reshape: {
+      std::string out = out_name(n);
+      add_node("Reshape", {name(nd.children[1]), int64_initializer("shape", shape(n))}, {out});
+      names_[n] = out;
+      return;
+    }
+    case Op::Enlarge: {
+      if (ctx_.default_opset < 11) throw ExportError("enlarge of a computed kernel needs opset >= 11 (Pad)");
+      const Shape& ws = shape(nd.children[0]);
+      const Shape& rs = shape(nd.children[1]);
+      int64_t ph = (rs[2] - ws[2]) / 2, pw = (rs[3] - ws[3]) / 2;
+      std::string out = out_name(n);
+      add_node("Pad", {name(nd.children[0]), int64_initializer("pads", {0, 0, ph, pw, 0, 0, ph, pw})}, {out});
+      names_[n] = out;
+      return;
+    }
+    case Op::Concat: emit_concat(n); return;
+    case Op::Split: emit_split(n); return;
+    case Op::Opaque: {
+      auto id = parse_opaque_id(psym(n, 0));
+      const OpaqueNode& on = ctx_.opaque.at(static_cast<size_t>(id->index));
+      size_t child = 1;
+      std::vector<std::string> ins;
+      for (int i = 0; i < on.node.input_size(); ++i)
+        ins.push_back(on.node.input(i).empty() ? std::string() : name(nd.children[child++]));
+      for (const auto& imp : on.implicit_inputs) {
+        // A subgraph reads this tensor by its original name: make sure that name exists.
+        const std::string have = name(nd.children[child++]);
+        if (have != imp && identities_.insert(imp).second) add_node("Identity", {have}, {imp});
+      }
+      onnx::NodeProto* p = graph_->add_node();
+      *p = on.node;
+      for (int i = 0; i < on.node.input_size(); ++i) p->set_input(i, ins[static_cast<size_t>(i)]);
+      if (on.node.output_size() == 1) {
+        names_[n] = on.node.output(0);
+      } else {
+        tuple_names_[n] = {on.node.output().begin(), on.node.output().end()};
+      }
+      return;
+    }
+    case Op::Select: {
+      NodeId t = nd.children[1];
+      names_[n] = tuple_names_.at(t).at(static_cast<size_t>(pint(n, 0)));
+      return;
+    }
+  }
+}
+
+onnx::ModelProto Emitter::run(ExportStats& stats) {
+  // Header: everything of the source model but its graph content.
+  model_ = ctx_.header;
+  graph_ = model_.mutable_graph();
+  graph_->clear_node();
+  graph_->clear_initializer();
+  graph_->clear_value_info();
+  graph_->clear_sparse_initializer();
+  for (const auto& t : ctx_.overridable_initializers) *graph_->add_initializer() = t;
+
+  // Reserve every name that must not be reused.
+  for (const auto& i : graph_->input()) used_names_.insert(i.name());
+  for (const auto& o : ctx_.output_names) used_names_.insert(o);
+  for (const auto& on : ctx_.opaque)
+    for (const auto& o : on.node.output()) used_names_.insert(o);
+  for (const auto& nm : weights_.names()) used_names_.insert(nm);
+
+  size_t N = g_.size();
+  weight_only_ = compute_weight_only(g_);
+  uses_.assign(N, 0);
+  is_output_.assign(N, false);
+  for (NodeId i = 0; i < N; ++i) {
+    const ir::Node& nd = node(i);
+    if (weight_only_[i] && nd.op != Op::Noop) continue;
+    for (auto c : nd.children) uses_[c]++;
+    if (nd.op == Op::Split0 || nd.op == Op::Split1) {
+      auto& parts = split_parts_.try_emplace(nd.children[0], std::array<int64_t, 2>{-1, -1}).first->second;
+      parts[nd.op == Op::Split0 ? 0 : 1] = i;
+    }
+    if (nd.op == Op::Split) split_parts_.try_emplace(i, std::array<int64_t, 2>{-1, -1});
+  }
+  std::vector<NodeId> outs = g_.outputs();
+  if (outs.size() != ctx_.output_names.size())
+    throw ExportError("internal: graph has " + std::to_string(outs.size()) + " outputs, the model declares " +
+                      std::to_string(ctx_.output_names.size()));
+  for (auto o : outs) is_output_[o] = true;
+
+  // Inline nested concats / chained splits on the same axis with a single consumer.
+  for (NodeId i = 0; i < N; ++i) {
+    const ir::Node& nd = node(i);
+    if (weight_only_[i]) continue;
+    if (nd.op == Op::Concat) {
+      for (size_t k = 1; k <= 2; ++k) {
+        NodeId c = nd.children[k];
+        if (node(c).op == Op::Concat && !weight_only_[c] && pint(c, 0) == pint(i, 0) && uses_[c] == 1 &&
+            !is_output_[c])
+          inlined_.insert(c);
+      }
+    }
+    if (nd.op == Op::Split) {
+      NodeId x = nd.children[2];
+      const ir::Node& xn = node(x);
+      if ((xn.op == Op::Split0 || xn.op == Op::Split1) && !weight_only_[x] && uses_[x] == 1 && !is_output_[x] &&
+          pint(xn.children[0], 0) == pint(i, 0))
+        inlined_.insert(x);
+    }
+  }
+
+  // Weight-only subgraphs feeding computation become initializers.
+  std::vector<NodeId> targets;
+  for (NodeId i = 0; i < N; ++i) {
+    if (!weight_only_[i] || g_.type(i).kind != Kind::Tensor || node(i).op == Op::Weight) continue;
+    bool needed = is_output_[i];
+    if (!needed && uses_[i] > 0) needed = true;
+    if (needed) targets.push_back(i);
+  }
+  folded_values_ = fold_weights(g_, weights_, targets);
+  for (size_t k = 0; k < targets.size(); ++k) {
+    std::string nm = fresh("folded");
+    onnx::TensorProto* t = graph_->add_initializer();
+    t->set_name(nm);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (auto d : shape(targets[k])) t->add_dims(d);
+    t->mutable_raw_data()->swap(folded_values_[k]);
+    folded_[targets[k]] = nm;
+  }
+  stats.folded_weights = static_cast<int>(targets.size());
+
+  // Graph outputs take their names directly where the node is ours and not shared.
+  std::vector<bool> needs_identity(outs.size(), false);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    NodeId o = outs[i];
+    Op op = node(o).op;
+    bool ours = !weight_only_[o] && op != Op::Input && op != Op::Weight && op != Op::Opaque && op != Op::Select;
+    if (ours && !preassigned_.count(o)) {
+      preassigned_[o] = ctx_.output_names[i];
+    } else {
+      needs_identity[i] = true;
+    }
+  }
+
+  for (NodeId i = 0; i < N; ++i) {
+    if (weight_only_[i] || inlined_.count(i)) continue;
+    emit(i);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!needs_identity[i]) continue;
+    const std::string& have = name(outs[i]);
+    if (have == ctx_.output_names[i]) continue;
+    add_node("Identity", {have}, {ctx_.output_names[i]});
+  }
+  for (const auto& n : graph_->node()) stats.op_counts[n.op_type()]++;
+  return std::move(model_);
+}
+
+}  // namespace
+
+onnx::ModelProto export_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
+                              const ExportOptions& opts, ExportStats* stats) {
+  ExportStats local;
+  ExportStats& st = stats ? *stats : local;
+  Emitter e(g, weights, ctx, nullptr);
+  onnx::ModelProto m = e.run(st);
+  if (opts.run_checker) {
+    st.checker_skipped_reason = check_model(m);
+    st.checker_ran = st.checker_skipped_reason.empty();
+  }
+  return m;
+}
+
+std::string check_model(const onnx::ModelProto& model) {
+  // Debian's onnx 1.12 knows IR versions up to 8 and default-domain opsets up to 17.
+  if (model.ir_version() > 8) return "IR version " + std::to_string(model.ir_version()) + " is newer than onnx 1.12 knows";
+  for (const auto& o : model.opset_import()) {
+    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > 17)
+      return "opset " + std::to_string(o.version()) + " is newer than onnx 1.12 knows";
+    if (o.domain() == "ai.onnx.ml" && o.version() > 3) return "ai.onnx.ml opset is newer than onnx 1.12 knows";
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw ExportError(std::string("ONNX checker rejected the exported model: ") + e.what());
+  }
+  return "";
+}
+
+void write_model_atomic(const onnx::ModelProto& model, const std::string& path) {
+  std::string tmpl = path + ".tmp.XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = mkstemp(buf.data());
+  if (fd < 0) throw ExportError(path + ": cannot create a temporary file next to it: " + std::strerror(errno));
+  std::string tmp(buf.data());
+  bool ok = false;
+  {
+    google::protobuf::io::FileOutputStream out(fd);
+    ok = model.SerializeToZeroCopyStream(&out) && out.Flush();
+  }
+  ok = ok && fsync(fd) == 0;
+  close(fd);
+  if (!ok) {
+    unlink(tmp.c_str());
+    throw ExportError(path + ": writing the model failed (disk full, or the model exceeds 2 GB?)");
+  }
+  chmod(tmp.c_str(), 0644);
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    unlink(tmp.c_str());
+    throw ExportError(path + ": cannot move the written model into place: " + std::strerror(err));
+  }
+}
+
+void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
+                      const ExportOptions& opts, ExportStats* stats) {
+  ExportStats local;
+  ExportStats& st = stats ? *stats : local;
+  onnx::ModelProto m;
+  {
+    Emitter e(g, weights, ctx, &weights);
+    m = e.run(st);
+  }
+  // Move the initializer bytes back into the store, whatever happens next.
+  auto give_back = [&] {
+    for (auto& t : *m.mutable_graph()->mutable_initializer())
+      if (weights.contains(t.name()) && weights.get(t.name()).bytes.empty() && !t.raw_data().empty())
+        t.mutable_raw_data()->swap(weights.get_mut(t.name()).bytes);
+  };
+  try {
+    if (opts.run_checker) {
+      st.checker_skipped_reason = check_model(m);
+      st.checker_ran = st.checker_skipped_reason.empty();
+    }
+    write_model_atomic(m, path);
+  } catch (...) {
+    give_back();
+    throw;
+  }
+  give_back();
+}
+
+}  // namespace tensat

@@ -1,0 +1,486 @@
+// Importer: file loading, validation, the walk over the ONNX graph, opaque nodes.
+#include "importer/importer.h"
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/shape_inference/implementation.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <queue>
+
+#include "importer/importer_impl.h"
+
+namespace tensat {
+
+namespace {
+
+std::optional<DType> dtype_from_onnx(int32_t t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DType::F32;
+    case onnx::TensorProto::FLOAT16: return DType::F16;
+    case onnx::TensorProto::DOUBLE: return DType::F64;
+    case onnx::TensorProto::INT64: return DType::I64;
+    case onnx::TensorProto::INT32: return DType::I32;
+    case onnx::TensorProto::INT8: return DType::I8;
+    case onnx::TensorProto::UINT8: return DType::U8;
+    case onnx::TensorProto::BOOL: return DType::Bool;
+    default: return std::nullopt;
+  }
+}
+
+// Converts an initializer / Constant tensor to raw bytes, moving raw_data where possible.
+WeightData tensor_to_weight(onnx::TensorProto& t, const std::string& where) {
+  WeightData w;
+  auto dt = dtype_from_onnx(t.data_type());
+  if (!dt) throw detail::NotLowerable{"tensor data type " + std::to_string(t.data_type()) + " not supported"};
+  w.type.dtype = *dt;
+  for (auto d : t.dims()) {
+    if (d < 0) throw ImportError(where + ": tensor '" + t.name() + "' has a negative dimension");
+    w.type.shape.push_back(d);
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    throw ImportError(where + ": tensor '" + t.name() +
+                      "' uses external data; load it with onnx and save it with all data embedded");
+  size_t n = static_cast<size_t>(num_elements(w.type.shape));
+  size_t esize = dtype_size(w.type.dtype);
+  if (t.has_raw_data()) {
+    w.bytes.swap(*t.mutable_raw_data());
+  } else {
+    w.bytes.resize(n * esize);
+    auto copy_from = [&](const auto& field, auto conv) {
+      if (static_cast<size_t>(field.size()) != n) return false;
+      for (size_t i = 0; i < n; ++i) conv(i, field.Get(static_cast<int>(i)));
+      return true;
+    };
+    bool ok = false;
+    switch (w.type.dtype) {
+      case DType::F32:
+        ok = copy_from(t.float_data(), [&](size_t i, float v) { std::memcpy(&w.bytes[i * 4], &v, 4); });
+        break;
+      case DType::F64:
+        ok = copy_from(t.double_data(), [&](size_t i, double v) { std::memcpy(&w.bytes[i * 8], &v, 8); });
+        break;
+      case DType::I64:
+        ok = copy_from(t.int64_data(), [&](size_t i, int64_t v) { std::memcpy(&w.bytes[i * 8], &v, 8); });
+        break;
+      case DType::I32:
+        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) { std::memcpy(&w.bytes[i * 4], &v, 4); });
+        break;
+      case DType::I8:
+      case DType::U8:
+      case DType::Bool:
+        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) { w.bytes[i] = static_cast<char>(v); });
+        break;
+      case DType::F16:
+        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) {
+          uint16_t h = static_cast<uint16_t>(v);
+          std::memcpy(&w.bytes[i * 2], &h, 2);
+        });
+        break;
+      case DType::Other: break;
+    }
+    if (!ok && n == 0) ok = true;
+    if (!ok) throw ImportError(where + ": tensor '" + t.name() + "' has " + "inconsistent data size");
+  }
+  if (w.bytes.size() != n * esize)
+    throw ImportError(where + ": tensor '" + t.name() + "' holds " + std::to_string(w.bytes.size()) +
+                      " bytes, its shape needs " + std::to_string(n * esize));
+  return w;
+}
+
+std::optional<TensorType> type_from_value_info(const onnx::TypeProto& tp) {
+  if (!tp.has_tensor_type()) return std::nullopt;
+  const auto& tt = tp.tensor_type();
+  auto dt = dtype_from_onnx(tt.elem_type());
+  if (!dt || !tt.has_shape()) return std::nullopt;
+  TensorType t;
+  t.dtype = *dt;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+    t.shape.push_back(d.dim_value());
+  }
+  return t;
+}
+
+// Names read by a subgraph that it does not define itself (outer-scope references).
+void collect_outer_refs(const onnx::GraphProto& sub, std::vector<std::string>& out) {
+  std::unordered_set<std::string> defined;
+  for (const auto& i : sub.input()) defined.insert(i.name());
+  for (const auto& i : sub.initializer()) defined.insert(i.name());
+  for (const auto& n : sub.node())
+    for (const auto& o : n.output()) defined.insert(o);
+  auto note = [&](const std::string& s) {
+    if (!s.empty() && !defined.count(s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  for (const auto& n : sub.node()) {
+    for (const auto& i : n.input()) note(i);
+    for (const auto& a : n.attribute()) {
+      std::vector<std::string> inner;
+      if (a.has_g()) collect_outer_refs(a.g(), inner);
+      for (const auto& gg : a.graphs()) collect_outer_refs(gg, inner);
+      for (const auto& s : inner) note(s);
+    }
+  }
+  for (const auto& o : sub.output()) note(o.name());
+}
+
+}  // namespace
+
+std::pair<std::string, Shape> parse_input_shape_flag(const std::string& flag) {
+  auto colon = flag.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= flag.size())
+    throw ImportError("--input-shape '" + flag + "': expected NAME:1x3x224x224");
+  Shape s;
+  std::string dims = flag.substr(colon + 1);
+  size_t start = 0;
+  while (start <= dims.size()) {
+    size_t x = dims.find('x', start);
+    std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    try {
+      size_t used = 0;
+      long long v = std::stoll(part, &used);
+      if (used != part.size() || v <= 0) throw std::invalid_argument("bad");
+      s.push_back(v);
+    } catch (const std::exception&) {
+      throw ImportError("--input-shape '" + flag + "': dimension '" + part + "' is not a positive integer");
+    }
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return {flag.substr(0, colon), s};
+}
+
+ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw ImportError(path + ": no such file");
+  if (S_ISDIR(st.st_mode)) throw ImportError(path + ": is a directory, not an ONNX file");
+  if (st.st_size == 0) throw ImportError(path + ": file is empty, not an ONNX model");
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw ImportError(path + ": cannot open: " + std::strerror(errno));
+  onnx::ModelProto model;
+  bool ok = false;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT32_MAX);
+    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  close(fd);
+  if (!ok) throw ImportError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX)");
+  return import_onnx_model(std::move(model), path, opts);
+}
+
+ImportResult import_onnx_model(onnx::ModelProto model, const std::string& source, const ImportOptions& opts) {
+  ImportResult out;
+  detail::Importer im(out, source);
+  im.run(model, opts);
+  return out;
+}
+
+namespace detail {
+
+std::string Importer::where(const onnx::NodeProto& n) const {
+  std::string s = source_ + ": node '" + (n.name().empty() ? (n.output_size() ? n.output(0) : "?") : n.name()) +
+                  "' (" + (n.domain().empty() ? "" : n.domain() + ":") + n.op_type() + ")";
+  return s;
+}
+
+ir::NodeId Importer::value(const onnx::NodeProto& n, int i) const {
+  const std::string& name = n.input(i);
+  auto it = env_.find(name);
+  if (it == env_.end()) throw ImportError(where(n) + " reads undefined tensor '" + name + "'");
+  return it->second;
+}
+
+const WeightData* Importer::constant(const onnx::NodeProto& n, int i) const {
+  if (!has_input(n, i)) return nullptr;
+  ir::NodeId id = value(n, i);
+  const ir::Node& node = g_.node(id);
+  if (node.op != Op::Weight) return nullptr;
+  auto leaf = parse_leaf_id(g_.node(node.children[0]).sym);
+  if (!leaf || !out_.weights.contains(leaf->name)) return nullptr;
+  return &out_.weights.get(leaf->name);
+}
+
+int Importer::consumers(const std::string& name) const {
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? 0 : it->second;
+}
+
+bool Importer::is_plain_conv(ir::NodeId id) const { return plain_convs_.count(id) != 0; }
+
+ir::NodeId Importer::new_weight(const std::string& base, Shape shape, std::vector<float> data) {
+  std::string name = out_.weights.fresh_name(base);
+  TensorType t{DType::F32, shape};
+  out_.weights.put_f32(name, std::move(shape), data);
+  return g_.weight(name, t);
+}
+
+ir::NodeId Importer::add(Op op, std::vector<ir::NodeId> kids) {
+  ir::NodeId id = 0;
+  std::string err;
+  if (!g_.try_add(ir::Node{op, std::move(kids), 0, {}}, &id, &err)) throw NotLowerable{err};
+  if (op == Op::Conv) plain_convs_.insert(id);
+  return id;
+}
+
+std::optional<TensorType> Importer::value_type(const std::string& name) const {
+  auto it = value_types_.find(name);
+  if (it == value_types_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Importer::load_initializers(onnx::GraphProto& graph, const ImportOptions&) {
+  std::unordered_set<std::string> input_names;
+  for (const auto& i : graph.input()) input_names.insert(i.name());
+  for (auto& t : *graph.mutable_initializer()) {
+    if (t.name().empty()) throw ImportError(source_ + ": an initializer has no name");
+    if (input_names.count(t.name())) {
+      out_.ctx.overridable_initializers.push_back(t);  // stays an input; default kept verbatim
+      continue;
+    }
+    WeightData w;
+    try {
+      w = tensor_to_weight(t, source_);
+    } catch (const NotLowerable& e) {
+      throw ImportError(source_ + ": initializer '" + t.name() + "': " + e.reason);
+    }
+    TensorType type = w.type;
+    out_.weights.put(t.name(), std::move(w));
+    env_[t.name()] = g_.weight(t.name(), type);
+    weight_names_.insert(t.name());
+  }
+  graph.clear_initializer();
+}
+
+void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
+  std::unordered_set<std::string> seen;
+  for (auto& [name, shape] : opts.input_shapes) {
+    bool found = false;
+    for (const auto& i : graph.input()) found |= i.name() == name;
+    if (!found) throw ImportError(source_ + ": --input-shape names '" + name + "', which is not a graph input");
+  }
+  for (auto& in : *graph.mutable_input()) {
+    if (!seen.insert(in.name()).second) throw ImportError(source_ + ": graph input '" + in.name() + "' is declared twice");
+    out_.ctx.input_names.push_back(in.name());
+    if (!in.type().has_tensor_type())
+      throw ImportError(source_ + ": graph input '" + in.name() + "' is not a tensor (sequences/maps are not supported)");
+    auto* tt = in.mutable_type()->mutable_tensor_type();
+    auto over = opts.input_shapes.find(in.name());
+    if (over != opts.input_shapes.end()) {
+      if (tt->has_shape() && tt->shape().dim_size() != static_cast<int>(over->second.size()))
+        throw ImportError(source_ + ": --input-shape for '" + in.name() + "' has rank " +
+                          std::to_string(over->second.size()) + ", the model declares rank " +
+                          std::to_string(tt->shape().dim_size()));
+      tt->clear_shape();
+      for (auto d : over->second) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    if (!tt->has_shape())
+      throw ImportError(source_ + ": graph input '" + in.name() + "' has no shape; give one with --input-shape " +
+                        in.name() + ":1x3x224x224");
+    Shape s;
+    for (const auto& d : tt->shape().dim()) {
+      if (!d.has_dim_value() || d.dim_value() <= 0) {
+        std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
+        throw ImportError(source_ + ": graph input '" + in.name() + "' has a symbolic dimension (" + sym +
+                          "); fix it with --input-shape " + in.name() + ":" +
+                          "1x3x224x224 (one number per dimension)");
+      }
+      s.push_back(d.dim_value());
+    }
+    auto dt = dtype_from_onnx(tt->elem_type());
+    if (!dt) throw ImportError(source_ + ": graph input '" + in.name() + "' has unsupported element type " +
+                               std::to_string(tt->elem_type()));
+    TensorType t{*dt, s};
+    env_[in.name()] = g_.input(in.name(), t);
+    value_types_[in.name()] = t;
+  }
+}
+
+void Importer::collect_value_types(const onnx::GraphProto& graph) {
+  for (const auto& vi : graph.value_info())
+    if (auto t = type_from_value_info(vi.type())) value_types_[vi.name()] = *t;
+  for (const auto& vi : graph.output())
+    if (auto t = type_from_value_info(vi.type())) value_types_[vi.name()] = *t;
+}
+
+std::vector<int> Importer::topo_order(const onnx::GraphProto& graph) const {
+  // Kahn's algorithm over the nodes, keeping the file order among ready nodes.
+  int n = graph.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& o : graph.node(i).output())
+      if (!o.empty()) {
+        if (producer.count(o) || env_.count(o))
+          throw ImportError(source_ + ": tensor '" + o + "' is produced twice (node '" + graph.node(i).name() + "')");
+        producer[o] = i;
+      }
+  std::vector<std::vector<int>> users(static_cast<size_t>(n));
+  std::vector<int> indeg(static_cast<size_t>(n), 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
+    for (const auto& a : graph.node(i).attribute()) {
+      if (a.has_g()) collect_outer_refs(a.g(), reads);
+      for (const auto& gg : a.graphs()) collect_outer_refs(gg, reads);
+    }
+    std::unordered_set<int> deps;
+    for (const auto& in : reads) {
+      auto it = producer.find(in);
+      if (it != producer.end() && it->second != i) deps.insert(it->second);
+      if (it != producer.end() && it->second == i)
+        throw ImportError(source_ + ": node '" + graph.node(i).name() + "' reads its own output '" + in + "' (cycle)");
+    }
+    for (int d : deps) {
+      users[static_cast<size_t>(d)].push_back(i);
+      indeg[static_cast<size_t>(i)]++;
+    }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (indeg[static_cast<size_t>(i)] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[static_cast<size_t>(i)])
+      if (--indeg[static_cast<size_t>(u)] == 0) ready.push(u);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (indeg[static_cast<size_t>(i)] > 0)
+        throw ImportError(source_ + ": the graph has a cycle through node '" +
+                          (graph.node(i).name().empty() ? graph.node(i).op_type() : graph.node(i).name()) + "'");
+  }
+  return order;
+}
+
+void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) {
+  OpaqueNode op;
+  op.node = n;
+  std::vector<ir::NodeId> kids;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) continue;
+    kids.push_back(value(n, i));
+    op.child_inputs.push_back(n.input(i));
+  }
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) collect_outer_refs(a.g(), op.implicit_inputs);
+    for (const auto& gg : a.graphs()) collect_outer_refs(gg, op.implicit_inputs);
+  }
+  for (const auto& name : op.implicit_inputs) {
+    auto it = env_.find(name);
+    if (it == env_.end()) throw ImportError(where(n) + ": its subgraph reads undefined tensor '" + name + "'");
+    kids.push_back(it->second);
+  }
+  std::vector<TensorType> outs;
+  for (const auto& o : n.output()) {
+    if (o.empty()) {
+      outs.push_back(TensorType{DType::F32, {1}});  // unused optional output; never read
+      continue;
+    }
+    auto t = value_type(o);
+    if (!t)
+      throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
+                        "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");
+    outs.push_back(*t);
+  }
+  if (outs.empty()) throw ImportError(where(n) + ": node has no outputs");
+  int64_t index = static_cast<int64_t>(out_.ctx.opaque.size());
+  out_.ctx.opaque.push_back(std::move(op));
+  kids.insert(kids.begin(), g_.sym(make_opaque_id(index, outs)));
+  ir::NodeId id = g_.add(ir::Node{Op::Opaque, std::move(kids), 0, {}});
+  if (n.output_size() == 1) {
+    env_[n.output(0)] = id;
+  } else {
+    for (int k = 0; k < n.output_size(); ++k)
+      if (!n.output(k).empty()) env_[n.output(k)] = g_.op(Op::Select, {g_.num(k), id});
+  }
+  out_.stats.opaque_nodes++;
+  out_.stats.opaque_reasons[n.op_type() + ": " + reason]++;
+}
+
+void Importer::import_node(const onnx::NodeProto& n) {
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!n.input(i).empty()) (void)value(n, i);  // undefined inputs are an error either way
+  bool covered = n.domain().empty() || n.domain() == "ai.onnx";
+  if (covered) {
+    try {
+      if (lower_node(*this, n)) return;
+      make_opaque(n, "not in the tensor language");
+      return;
+    } catch (const NotLowerable& e) {
+      spdlog::debug("{}: kept opaque: {}", where(n), e.reason);
+      make_opaque(n, e.reason);
+      return;
+    }
+  }
+  make_opaque(n, "domain '" + n.domain() + "'");
+}
+
+void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
+  ModelContext& ctx = out_.ctx;
+  ctx.source_path = source_;
+  if (!model.has_graph()) throw ImportError(source_ + ": model has no graph (not an ONNX model?)");
+  if (model.ir_version() <= 0) throw ImportError(source_ + ": model has no IR version (not an ONNX model?)");
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") ctx.default_opset = o.version();
+  if (ctx.default_opset == 0 && model.ir_version() >= 3)
+    throw ImportError(source_ + ": model imports no opset for the default ONNX domain");
+  onnx::GraphProto& graph = *model.mutable_graph();
+  if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
+
+  load_inputs(graph, opts);
+  load_initializers(graph, opts);
+  // Overridable initializers are inputs (their names are graph inputs, loaded above).
+
+  // ONNX shape inference gives the types of intermediate tensors (needed for opaque nodes).
+  // Errors here are not fatal: our own inference covers the lowered nodes.
+  try {
+    onnx::ShapeInferenceOptions sio{false, 0, true};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: ONNX shape inference failed ({}); continuing with declared shapes", source_, e.what());
+  }
+  collect_value_types(graph);
+
+  for (const auto& n : graph.node()) {
+    for (const auto& i : n.input())
+      if (!i.empty()) consumers_[i]++;
+    out_.stats.onnx_op_counts[n.op_type()]++;
+  }
+  for (const auto& o : graph.output()) consumers_[o.name()]++;
+  out_.stats.onnx_nodes = graph.node_size();
+
+  for (int i : topo_order(graph)) import_node(graph.node(i));
+
+  std::vector<ir::NodeId> outs;
+  std::unordered_set<std::string> seen_out;
+  for (const auto& o : graph.output()) {
+    if (!seen_out.insert(o.name()).second) throw ImportError(source_ + ": graph output '" + o.name() + "' is declared twice");
+    auto it = env_.find(o.name());
+    if (it == env_.end()) throw ImportError(source_ + ": graph output '" + o.name() + "' is not produced by any node");
+    if (g_.type(it->second).kind != Kind::Tensor)
+      throw ImportError(source_ + ": graph output '" + o.name() + "' is not a tensor");
+    outs.push_back(it->second);
+    ctx.output_names.push_back(o.name());
+  }
+  g_.set_root(g_.op(Op::Noop, outs));
+
+  // Keep the header, interface and metadata; drop what the graph now holds.
+  graph.clear_node();
+  graph.clear_value_info();
+  ctx.header = std::move(model);
+  out_.graph = out_.graph.compact();
+  spdlog::debug("{}: imported {} ONNX nodes into {} graph nodes ({} opaque)", source_, out_.stats.onnx_nodes,
+                out_.graph.size(), out_.stats.opaque_nodes);
+}
+
+}  // namespace detail
+}  // namespace tensat

@@ -1,0 +1,55 @@
+// Importer: ONNX model -> ir::Graph + WeightStore + ModelContext.
+//
+// Nodes map one to one onto the tensor language where they can (a Conv followed by a Relu
+// stays two nodes: fusing is the rules' job). BatchNormalization is folded into a preceding
+// Conv whose output it alone reads (else it becomes ewmul + ewadd with per-channel weights);
+// Gemm is lowered to matmul (+ transposes of weights, scaled weights for alpha/beta);
+// Flatten to reshape; Identity and inference-mode Dropout are removed; Constant becomes a
+// weight; n-ary Concat a left-deep tree of binary concats; Split a chain of binary splits.
+// Every other node, or a covered node with attributes the language cannot represent
+// exactly (dilation != 1, ceil_mode, non-f32 types, ...), is kept verbatim as an opaque node.
+// The graph outputs are joined by a noop root, in order.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "egraph/graph.h"
+#include "egraph/weights.h"
+#include "importer/import_error.h"
+#include "importer/model_context.h"
+
+namespace tensat {
+
+struct ImportOptions {
+  /// --input-shape NAME:1x3x224x224 overrides (also fixes symbolic dimensions).
+  std::map<std::string, Shape> input_shapes;
+};
+
+struct ImportStats {
+  int onnx_nodes = 0;
+  int opaque_nodes = 0;
+  int folded_batchnorms = 0;
+  std::map<std::string, int> onnx_op_counts;   ///< by ONNX op type, of the source model
+  std::map<std::string, int> opaque_reasons;   ///< "OpType: reason" -> count
+};
+
+struct ImportResult {
+  ir::Graph graph;
+  WeightStore weights;
+  ModelContext ctx;
+  ImportStats stats;
+};
+
+/// Reads and imports a model file. Throws ImportError for bad input.
+ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts = {});
+
+/// Imports an in-memory model (its initializer data is moved out). `source` names it in
+/// error messages.
+ImportResult import_onnx_model(onnx::ModelProto model, const std::string& source,
+                               const ImportOptions& opts = {});
+
+/// Parses "NAME:1x3x224x224" (the --input-shape flag); throws ImportError if malformed.
+std::pair<std::string, Shape> parse_input_shape_flag(const std::string& flag);
+
+}  // namespace tensat

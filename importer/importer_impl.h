@@ -1,0 +1,76 @@
+// Internal state of one import, shared by importer.cpp (model walk) and lower.cpp (per-op
+// lowering). Not part of the public API.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "importer/importer.h"
+
+namespace tensat::detail {
+
+/// Raised by a lowering that cannot represent a node exactly: the node becomes opaque.
+struct NotLowerable {
+  std::string reason;
+};
+
+class Importer {
+ public:
+  Importer(ImportResult& out, std::string source) : out_(out), g_(out.graph), source_(std::move(source)) {}
+
+  void run(onnx::ModelProto& model, const ImportOptions& opts);
+
+  // ---- used by lowerings -------------------------------------------------------------
+  ir::Graph& g() { return g_; }
+  WeightStore& weights() { return out_.weights; }
+  /// The value of a node input (throws ImportError for an undefined name).
+  ir::NodeId value(const onnx::NodeProto& n, int i) const;
+  bool has_input(const onnx::NodeProto& n, int i) const {
+    return i < n.input_size() && !n.input(i).empty();
+  }
+  const ValueType& type_of(ir::NodeId id) const { return g_.type(id); }
+  /// Constant data behind an input, if it is a weight (initializer or Constant).
+  const WeightData* constant(const onnx::NodeProto& n, int i) const;
+  /// Binds an output name of the current node to a value.
+  void bind(const std::string& name, ir::NodeId id) { env_[name] = id; }
+  /// Number of readers of a tensor (graph outputs count as readers).
+  int consumers(const std::string& name) const;
+  /// The node that produced a value by lowering a Conv with activation none, if any.
+  bool is_plain_conv(ir::NodeId id) const;
+  /// Adds a new f32 weight with a fresh name derived from `base`; returns its leaf.
+  ir::NodeId new_weight(const std::string& base, Shape shape, std::vector<float> data);
+  ir::NodeId add(Op op, std::vector<ir::NodeId> kids);  ///< throws NotLowerable on type errors
+  std::string where(const onnx::NodeProto& n) const;
+  int64_t opset() const { return out_.ctx.default_opset; }
+  ImportStats& stats() { return out_.stats; }
+
+ private:
+  void load_initializers(onnx::GraphProto& graph, const ImportOptions& opts);
+  void load_inputs(onnx::GraphProto& graph, const ImportOptions& opts);
+  void collect_value_types(const onnx::GraphProto& graph);
+  std::vector<int> topo_order(const onnx::GraphProto& graph) const;
+  void import_node(const onnx::NodeProto& n);
+  void make_opaque(const onnx::NodeProto& n, const std::string& reason);
+  std::optional<TensorType> value_type(const std::string& name) const;
+
+  ImportResult& out_;
+  ir::Graph& g_;
+  std::string source_;
+  std::unordered_map<std::string, ir::NodeId> env_;
+  std::unordered_map<std::string, TensorType> value_types_;  // from shape inference / outputs
+  std::unordered_map<std::string, int> consumers_;
+  std::unordered_set<std::string> weight_names_;               // names bound to weights
+  std::unordered_set<ir::NodeId> plain_convs_;
+};
+
+/// Lowers one node onto the language, binding its outputs; returns false if the op type is
+/// not covered at all (→ opaque). Throws NotLowerable for a covered op with attributes the
+/// language cannot represent exactly.
+bool lower_node(Importer& im, const onnx::NodeProto& n);
+
+}  // namespace tensat::detail

@@ -1,0 +1,40 @@
+// ModelContext: what the exporter needs from the original ONNX model besides the term graph:
+// the model header (IR version, opsets, metadata), the graph interface (inputs and outputs
+// with their names, order and types) and the opaque nodes, kept verbatim.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tensat {
+
+struct OpaqueNode {
+  onnx::NodeProto node;  ///< the original node, inputs and outputs as in the source model
+  /// Names of the node's (explicit) inputs that are children of the opaque e-node, in child
+  /// order (children 1..n of `(opaque ID ...)`); empty names (missing optional inputs) are
+  /// not children.
+  std::vector<std::string> child_inputs;
+  /// Outer-scope tensors read implicitly by subgraph attributes (If/Loop/Scan): they are
+  /// children too (after child_inputs) and must keep their names in the exported model.
+  std::vector<std::string> implicit_inputs;
+};
+
+struct ModelContext {
+  std::string source_path;
+  /// The original model without graph nodes, initializers and value_info (header, opsets,
+  /// metadata, graph name/doc, inputs/outputs ValueInfos).
+  onnx::ModelProto header;
+  std::vector<OpaqueNode> opaque;
+  /// Initializers that are also graph inputs (IR < 4 style): they stay overridable inputs
+  /// and their default values are re-emitted verbatim.
+  std::vector<onnx::TensorProto> overridable_initializers;
+  /// Graph input and output names, in order.
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  int64_t default_opset = 0;  ///< opset version of the default ("" / "ai.onnx") domain
+};
+
+}  // namespace tensat
