@@ -125,6 +125,10 @@ std::string Emitter::int64_initializer(const std::string& base, const std::vecto
 void Emitter::add_weight_initializer(const std::string& wname) {
   if (!emitted_inits_.insert(wname).second) return;
   onnx::TensorProto* t = graph_->add_initializer();
+  if (auto it = ctx_.raw_initializers.find(wname); it != ctx_.raw_initializers.end()) {
+    *t = it->second;  // a data type the language does not model: kept verbatim
+    return;
+  }
   t->set_name(wname);
   if (movable_ && movable_->contains(wname)) {
     WeightData& wd = movable_->get_mut(wname);
@@ -417,6 +421,7 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   for (const auto& on : ctx_.opaque)
     for (const auto& o : on.node.output()) used_names_.insert(o);
   for (const auto& nm : weights_.names()) used_names_.insert(nm);
+  for (const auto& [nm, t] : ctx_.raw_initializers) used_names_.insert(nm);
 
   size_t N = g_.size();
   weight_only_ = compute_weight_only(g_);
@@ -494,6 +499,8 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
 
   for (NodeId i = 0; i < N; ++i) {
     if (weight_only_[i] || inlined_.count(i)) continue;
+    // A split of an inlined part is emitted as part of its root split.
+    if (node(i).op == Op::Split && inlined_.count(node(i).children[2])) continue;
     emit(i);
   }
   for (size_t i = 0; i < outs.size(); ++i) {

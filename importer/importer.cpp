@@ -34,6 +34,9 @@ std::optional<DType> dtype_from_onnx(int32_t t) {
   }
 }
 
+// Element types outside the list above are carried as DType::Other (opaque nodes only).
+DType dtype_or_other(int32_t t) { return dtype_from_onnx(t).value_or(DType::Other); }
+
 // Converts an initializer / Constant tensor to raw bytes, moving raw_data where possible.
 WeightData tensor_to_weight(onnx::TensorProto& t, const std::string& where) {
   WeightData w;
@@ -97,10 +100,9 @@ WeightData tensor_to_weight(onnx::TensorProto& t, const std::string& where) {
 std::optional<TensorType> type_from_value_info(const onnx::TypeProto& tp) {
   if (!tp.has_tensor_type()) return std::nullopt;
   const auto& tt = tp.tensor_type();
-  auto dt = dtype_from_onnx(tt.elem_type());
-  if (!dt || !tt.has_shape()) return std::nullopt;
+  if (!tt.has_shape() || tt.elem_type() == 0) return std::nullopt;
   TensorType t;
-  t.dtype = *dt;
+  t.dtype = dtype_or_other(tt.elem_type());
   for (const auto& d : tt.shape().dim()) {
     if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
     t.shape.push_back(d.dim_value());
@@ -245,6 +247,18 @@ void Importer::load_initializers(onnx::GraphProto& graph, const ImportOptions&) 
       out_.ctx.overridable_initializers.push_back(t);  // stays an input; default kept verbatim
       continue;
     }
+    if (!dtype_from_onnx(t.data_type()) || t.data_location() == onnx::TensorProto::EXTERNAL) {
+      if (t.data_location() == onnx::TensorProto::EXTERNAL)
+        throw ImportError(source_ + ": initializer '" + t.name() +
+                          "' uses external data; save the model with all data embedded");
+      TensorType type{DType::Other, {}};
+      for (auto d : t.dims()) type.shape.push_back(d);
+      for (auto d : type.shape)
+        if (d <= 0) throw ImportError(source_ + ": initializer '" + t.name() + "' has an empty or negative dimension");
+      env_[t.name()] = g_.weight(t.name(), type);
+      out_.ctx.raw_initializers[t.name()] = t;
+      continue;
+    }
     WeightData w;
     try {
       w = tensor_to_weight(t, source_);
@@ -294,10 +308,7 @@ void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
       }
       s.push_back(d.dim_value());
     }
-    auto dt = dtype_from_onnx(tt->elem_type());
-    if (!dt) throw ImportError(source_ + ": graph input '" + in.name() + "' has unsupported element type " +
-                               std::to_string(tt->elem_type()));
-    TensorType t{*dt, s};
+    TensorType t{dtype_or_other(tt->elem_type()), s};
     env_[in.name()] = g_.input(in.name(), t);
     value_types_[in.name()] = t;
   }
@@ -431,9 +442,15 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   if (model.ir_version() <= 0) throw ImportError(source_ + ": model has no IR version (not an ONNX model?)");
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") ctx.default_opset = o.version();
-  if (ctx.default_opset == 0 && model.ir_version() >= 3)
-    throw ImportError(source_ + ": model imports no opset for the default ONNX domain");
   onnx::GraphProto& graph = *model.mutable_graph();
+  std::unordered_set<std::string> domains;
+  for (const auto& o : model.opset_import()) domains.insert(o.domain() == "ai.onnx" ? "" : o.domain());
+  for (const auto& n : graph.node()) {
+    std::string d = n.domain() == "ai.onnx" ? "" : n.domain();
+    if (!domains.count(d))
+      throw ImportError(source_ + ": node '" + (n.name().empty() ? n.op_type() : n.name()) + "' (" + n.op_type() +
+                        ") uses operator domain '" + d + "', which the model does not import (opset_import)");
+  }
   if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
 
   load_inputs(graph, opts);

@@ -31,6 +31,9 @@ struct ModelContext {
   /// Initializers that are also graph inputs (IR < 4 style): they stay overridable inputs
   /// and their default values are re-emitted verbatim.
   std::vector<onnx::TensorProto> overridable_initializers;
+  /// Initializers of element types the language does not model (int16, bfloat16, string,
+  /// ...): only opaque nodes read them; they are re-emitted verbatim.
+  std::unordered_map<std::string, onnx::TensorProto> raw_initializers;
   /// Graph input and output names, in order.
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;

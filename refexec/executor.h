@@ -45,11 +45,20 @@ struct RunOptions {
 
 struct RunResult {
   std::vector<Tensor> outputs;                      ///< one per g.outputs(), in order
-  std::unordered_map<ir::NodeId, Tensor> values;    ///< all node values if keep_all
+  /// If keep_all: the value of every evaluated tensor node (leaves and provided values
+  /// included; tuple-valued nodes such as split are absent, their split_0/split_1 present).
+  std::unordered_map<ir::NodeId, Tensor> values;
+  /// The most bytes of computed values held at once (inputs, weights and provided values
+  /// are read in place and not counted, nor is kernel scratch such as im2col columns).
+  size_t peak_bytes = 0;
 };
 
 /// Evaluates the graph. `inputs` maps input names (the part of the identifier before '@')
-/// to tensors of the declared shape; weights are read from `weights` by name.
+/// to tensors of the declared shape; weights are read from `weights` by name. Only the
+/// nodes the outputs need are evaluated, and a node in `opts.provided` takes that value
+/// without evaluating what lies below it. Throws ExecError naming the node or tensor for a
+/// missing or mis-shaped input/weight/provided value, a non-f32 leaf that must be computed
+/// with, or an opaque node without a provided value.
 RunResult run(const ir::Graph& g, const WeightStore& weights,
               const std::unordered_map<std::string, Tensor>& inputs, const RunOptions& opts = {});
 

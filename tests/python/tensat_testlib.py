@@ -9,6 +9,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+ort.set_default_logger_severity(3)
+
 ORT_TYPES = {
     "tensor(float)": np.float32,
     "tensor(double)": np.float64,

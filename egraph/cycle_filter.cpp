@@ -1,0 +1,233 @@
+// Cycle filtering: per-match pre-filter and the post-pass (see cycle_filter.h).
+#include "egraph/cycle_filter.h"
+
+#include <algorithm>
+
+namespace tensat {
+
+std::string_view cycle_filter_name(CycleFilterMode m) {
+  switch (m) {
+    case CycleFilterMode::None: return "none";
+    case CycleFilterMode::Vanilla: return "vanilla";
+    case CycleFilterMode::Efficient: return "efficient";
+  }
+  return "?";
+}
+
+std::optional<CycleFilterMode> cycle_filter_from_name(std::string_view s) {
+  if (s == "none") return CycleFilterMode::None;
+  if (s == "vanilla") return CycleFilterMode::Vanilla;
+  if (s == "efficient") return CycleFilterMode::Efficient;
+  return std::nullopt;
+}
+
+void CycleFilter::begin_iteration(const EGraph& eg) {
+  if (mode_ != CycleFilterMode::Efficient) return;
+  eg.require_clean("CycleFilter::begin_iteration");
+  const size_t n = eg.class_capacity();
+  snap_classes_ = n;
+  offsets_.assign(n + 1, 0);
+  kids_.clear();
+  std::vector<uint32_t> tmp;
+  for (uint32_t c = 0; c < n; ++c) {
+    offsets_[c] = static_cast<uint32_t>(kids_.size());
+    if (eg.find(EClassId(c)) != EClassId(c)) continue;
+    tmp.clear();
+    for (ENodeId nid : eg.eclass(EClassId(c)).nodes) {
+      if (eg.is_filtered(nid)) continue;
+      for (EClassId ch : eg.node(nid).children) tmp.push_back(ch.v);
+    }
+    std::sort(tmp.begin(), tmp.end());
+    tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
+    kids_.insert(kids_.end(), tmp.begin(), tmp.end());
+  }
+  offsets_[n] = static_cast<uint32_t>(kids_.size());
+  // Post-order numbering by iterative DFS; detects cycles (then pruning is disabled).
+  order_.assign(n, 0);
+  std::vector<uint8_t> color(n, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> st;  // (class, next child position)
+  uint32_t next = 1;
+  snap_acyclic_ = true;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (color[r] || eg.find(EClassId(r)) != EClassId(r)) continue;
+    st.push_back({r, offsets_[r]});
+    color[r] = 1;
+    while (!st.empty()) {
+      auto& [c, pos] = st.back();
+      if (pos < offsets_[c + 1]) {
+        uint32_t k = kids_[pos++];
+        if (color[k] == 0) {
+          color[k] = 1;
+          st.push_back({k, offsets_[k]});
+        } else if (color[k] == 1) {
+          snap_acyclic_ = false;
+        }
+      } else {
+        color[c] = 2;
+        order_[c] = next++;
+        st.pop_back();
+      }
+    }
+  }
+}
+
+bool CycleFilter::reaches_snapshot(const EGraph& eg, EClassId from, EClassId to) {
+  if (from.v >= snap_classes_ || to.v >= snap_classes_) return reaches_live(eg, from, to);
+  if (from == to) return true;
+  const uint32_t target = to.v, limit = order_[to.v];
+  if (snap_acyclic_ && order_[from.v] <= limit) return false;
+  if (visited_.size() < snap_classes_) visited_.resize(snap_classes_, 0);
+  ++epoch_;
+  stack_.clear();
+  stack_.push_back(from.v);
+  visited_[from.v] = epoch_;
+  while (!stack_.empty()) {
+    uint32_t c = stack_.back();
+    stack_.pop_back();
+    for (uint32_t p = offsets_[c]; p < offsets_[c + 1]; ++p) {
+      uint32_t k = kids_[p];
+      if (k == target) return true;
+      if (visited_[k] == epoch_) continue;
+      if (snap_acyclic_ && order_[k] < limit) continue;  // numbered below `to`: cannot reach it
+      visited_[k] = epoch_;
+      stack_.push_back(k);
+    }
+  }
+  return false;
+}
+
+bool CycleFilter::reaches_live(const EGraph& eg, EClassId from, EClassId to) {
+  from = eg.find(from);
+  to = eg.find(to);
+  if (from == to) return true;
+  if (visited_.size() < eg.class_capacity()) visited_.resize(eg.class_capacity(), 0);
+  ++epoch_;
+  stack_.clear();
+  stack_.push_back(from.v);
+  visited_[from.v] = epoch_;
+  while (!stack_.empty()) {
+    EClassId c(stack_.back());
+    stack_.pop_back();
+    for (ENodeId nid : eg.eclass(c).nodes) {
+      if (eg.is_filtered(nid)) continue;
+      for (EClassId ch : eg.node(nid).children) {
+        EClassId k = eg.find(ch);
+        if (k == to) return true;
+        if (visited_[k.v] == epoch_) continue;
+        visited_[k.v] = epoch_;
+        stack_.push_back(k.v);
+      }
+    }
+  }
+  return false;
+}
+
+bool CycleFilter::reaches(const EGraph& eg, EClassId from, EClassId to) {
+  ++queries_;
+  if (mode_ == CycleFilterMode::Efficient) return reaches_snapshot(eg, eg.find(from), eg.find(to));
+  return reaches_live(eg, from, to);
+}
+
+bool CycleFilter::would_cycle(const EGraph& eg, EClassId matched, const std::vector<EClassId>& pointed,
+                              std::optional<EClassId> existing_root) {
+  if (mode_ == CycleFilterMode::None) return false;
+  if (existing_root) return reaches(eg, matched, *existing_root) || reaches(eg, *existing_root, matched);
+  for (EClassId c : pointed)
+    if (reaches(eg, c, matched)) return true;
+  return false;
+}
+
+namespace {
+
+// DFS over classes through unfiltered e-nodes. On each back edge, `on_cycle` gets the stack
+// frames from the revisited class to the top and returns the frame index to unwind to (the
+// frame whose current e-node was filtered), or -1 to stop the search.
+struct Frame {
+  uint32_t cls;
+  uint32_t node_pos;   // index into the class's node list
+  uint32_t child_pos;  // index into that node's children
+};
+
+template <class OnCycle>
+void cycle_dfs(const EGraph& eg, bool ignore_filtered, OnCycle&& on_cycle) {
+  const size_t n = eg.class_capacity();
+  std::vector<uint8_t> color(n, 0);
+  std::vector<uint32_t> frame_of(n, 0);
+  std::vector<Frame> st;
+  for (EClassId root : eg.class_ids()) {
+    if (color[root.v]) continue;
+    color[root.v] = 1;
+    frame_of[root.v] = 0;
+    st.push_back({root.v, 0, 0});
+    while (!st.empty()) {
+      Frame& f = st.back();
+      const auto& nodes = eg.eclass(EClassId(f.cls)).nodes;
+      if (f.node_pos >= nodes.size()) {
+        color[f.cls] = 2;
+        st.pop_back();
+        continue;
+      }
+      ENodeId nid = nodes[f.node_pos];
+      const ENode& nd = eg.node(nid);
+      if ((ignore_filtered && eg.is_filtered(nid)) || f.child_pos >= nd.children.size()) {
+        ++f.node_pos;
+        f.child_pos = 0;
+        continue;
+      }
+      uint32_t k = eg.find(nd.children[f.child_pos++]).v;
+      if (color[k] == 0) {
+        color[k] = 1;
+        frame_of[k] = static_cast<uint32_t>(st.size());
+        st.push_back({k, 0, 0});
+      } else if (color[k] == 1) {
+        int keep = on_cycle(st, frame_of[k]);
+        if (keep < 0) return;
+        // Unwind above `keep`: those classes are re-explored later (their finished
+        // descendants stay black: removing edges cannot create cycles).
+        while (st.size() > static_cast<size_t>(keep) + 1) {
+          color[st.back().cls] = 0;
+          st.pop_back();
+        }
+        Frame& top = st.back();
+        ++top.node_pos;  // the current node of `keep` was filtered
+        top.child_pos = 0;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+size_t CycleFilter::remove_cycles(EGraph& eg) {
+  if (mode_ == CycleFilterMode::None) return 0;
+  eg.require_clean("CycleFilter::remove_cycles");
+  size_t filtered = 0;
+  cycle_dfs(eg, true, [&](std::vector<Frame>& st, uint32_t from) -> int {
+    // The newest e-node on the cycle: each frame's current node is an edge of it.
+    size_t best = from;
+    ENodeId best_id;
+    for (size_t i = from; i < st.size(); ++i) {
+      ENodeId nid = eg.eclass(EClassId(st[i].cls)).nodes[st[i].node_pos];
+      if (!best_id.valid() || nid > best_id) {
+        best_id = nid;
+        best = i;
+      }
+    }
+    eg.set_filtered(best_id);
+    ++filtered;
+    return static_cast<int>(best);
+  });
+  return filtered;
+}
+
+bool is_acyclic(const EGraph& eg, bool ignore_filtered) {
+  eg.require_clean("is_acyclic");
+  bool acyclic = true;
+  cycle_dfs(eg, ignore_filtered, [&](std::vector<Frame>&, uint32_t) -> int {
+    acyclic = false;
+    return -1;
+  });
+  return acyclic;
+}
+
+}  // namespace tensat

@@ -1,0 +1,69 @@
+// Cycle filtering (TENSAT Section 5.2): keep the e-graph minus filtered e-nodes acyclic, so
+// extraction can choose any unfiltered node without building a cyclic term.
+//
+//   efficient  Before applying, once per iteration, a snapshot of the class graph is taken:
+//              the child classes of each class (through unfiltered e-nodes) and a post-order
+//              number (descendants come first). It is the paper's descendants map, stored
+//              implicitly: "is M a descendant of C" is answered by a DFS from C pruned to
+//              classes numbered above M (nothing numbered below M can reach it), so most
+//              queries end at once. Each match is pre-filtered against it: a right-hand side
+//              whose new e-nodes point at a class C with M reachable from C (or C == M) would
+//              make the matched class M its own ancestor, and is skipped. The snapshot is not
+//              updated during the iteration (as in the paper), so after the rebuild
+//              remove_cycles() finds the remaining cycles by DFS and filters the newest e-node
+//              on each until none is left.
+//   vanilla    Each match is checked by a fresh reachability search on the current e-graph.
+//              Same post-pass.
+//   none       No checks; the e-graph may become cyclic.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "egraph/egraph.h"
+#include "egraph/rewrite.h"
+
+namespace tensat {
+
+enum class CycleFilterMode : uint8_t { None, Vanilla, Efficient };
+std::string_view cycle_filter_name(CycleFilterMode m);
+std::optional<CycleFilterMode> cycle_filter_from_name(std::string_view s);
+
+class CycleFilter : public CycleGuard {
+ public:
+  explicit CycleFilter(CycleFilterMode mode) : mode_(mode) {}
+  CycleFilterMode mode() const { return mode_; }
+
+  /// Efficient mode: takes the per-iteration snapshot (the e-graph must be clean).
+  void begin_iteration(const EGraph& eg);
+  bool would_cycle(const EGraph& eg, EClassId matched, const std::vector<EClassId>& pointed,
+                   std::optional<EClassId> existing_root) override;
+  /// Filters the newest e-node on every remaining cycle (the e-graph must be clean).
+  /// Returns the number of e-nodes filtered.
+  size_t remove_cycles(EGraph& eg);
+
+  uint64_t queries() const { return queries_; }
+
+ private:
+  bool reaches_snapshot(const EGraph& eg, EClassId from, EClassId to);
+  bool reaches_live(const EGraph& eg, EClassId from, EClassId to);
+  bool reaches(const EGraph& eg, EClassId from, EClassId to);
+
+  CycleFilterMode mode_;
+  // snapshot (efficient mode): CSR child lists and post-order numbers, indexed by class id
+  std::vector<uint32_t> offsets_, kids_, order_;
+  size_t snap_classes_ = 0;
+  bool snap_acyclic_ = false;
+  // DFS scratch
+  std::vector<uint32_t> visited_;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> stack_;
+  uint64_t queries_ = 0;
+};
+
+/// True if the e-graph has no cycle through e-nodes that are not filtered (clean e-graph).
+bool is_acyclic(const EGraph& eg, bool ignore_filtered = true);
+
+}  // namespace tensat

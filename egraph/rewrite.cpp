@@ -1,0 +1,212 @@
+// Rule compilation and right-hand-side instantiation (see rewrite.h).
+#include "egraph/rewrite.h"
+
+#include <cassert>
+
+namespace tensat {
+
+namespace {
+
+[[noreturn]] void rule_error(const RuleSpec& s, const std::string& msg) {
+  throw RuleError(s.file + ":" + std::to_string(s.line) + ": rule " + s.name + ": " + msg);
+}
+
+}  // namespace
+
+std::string Rewrite::str() const {
+  std::string s = name + ": ";
+  for (size_t i = 0; i < lhs.size(); ++i) s += (i ? " ; " : "") + lhs[i].str(vars);
+  s += " => ";
+  for (size_t i = 0; i < rhs.size(); ++i) s += (i ? " ; " : "") + rhs[i].str(vars);
+  for (size_t i = 0; i < conditions.size(); ++i) s += (i ? ", " : " if ") + conditions[i].str(vars);
+  return s;
+}
+
+Rewrite compile_rewrite(const RuleSpec& spec) {
+  Rewrite rw;
+  rw.name = spec.name;
+  rw.file = spec.file;
+  rw.line = spec.line;
+  if (spec.lhs.empty()) rule_error(spec, "no left-hand side");
+  if (spec.lhs.size() != spec.rhs.size())
+    rule_error(spec, std::to_string(spec.lhs.size()) + " left-hand sides but " +
+                         std::to_string(spec.rhs.size()) + " right-hand sides");
+  try {
+    for (const auto& e : spec.lhs) {
+      rw.lhs.push_back(compile_pattern(e, rw.vars, /*rhs=*/false));
+      if (rw.lhs.back().root().kind != PatNode::Kind::Op)
+        rule_error(spec, "a left-hand side must be an operator term, not " + e.str());
+    }
+    for (const auto& e : spec.rhs) rw.rhs.push_back(compile_pattern(e, rw.vars, /*rhs=*/true));
+    for (const auto& e : spec.conditions) rw.conditions.push_back(compile_condition(e, rw.vars));
+  } catch (const RuleError& err) {
+    rule_error(spec, err.what());
+  }
+  return rw;
+}
+
+std::vector<Rewrite> compile_rewrites(const std::vector<RuleSpec>& specs) {
+  std::vector<Rewrite> out;
+  out.reserve(specs.size());
+  for (const auto& s : specs) out.push_back(compile_rewrite(s));
+  return out;
+}
+
+std::string_view outcome_name(ApplyOutcome o) {
+  switch (o) {
+    case ApplyOutcome::Applied: return "applied";
+    case ApplyOutcome::Unchanged: return "unchanged";
+    case ApplyOutcome::FailedCondition: return "failed-condition";
+    case ApplyOutcome::IllTyped: return "ill-typed";
+    case ApplyOutcome::NoSplitBoundary: return "no-split-boundary";
+    case ApplyOutcome::WouldCycle: return "would-cycle";
+  }
+  return "?";
+}
+
+ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out) {
+  out.slots.clear();
+  out.slots.reserve(p.nodes.size() * 2 + 1);  // pointers into slots must stay valid
+  map_.assign(p.nodes.size(), -1);
+  auto existing = [&](EClassId c) {
+    Slot s;
+    s.cls = eg.find(c);
+    s.data = &eg.data(s.cls);
+    out.slots.push_back(std::move(s));
+    return static_cast<int>(out.slots.size()) - 1;
+  };
+  // A Num/Sym literal: its class if present, else a new leaf.
+  auto literal = [&](bool is_num, int64_t num, std::string_view sym) -> int {
+    auto c = is_num ? eg.lookup_num(num) : eg.lookup_sym(sym);
+    if (c) return existing(*c);
+    Slot s;
+    s.op = is_num ? Op::Num : Op::Sym;
+    s.num = is_num ? num : 0;
+    s.sym = sym;
+    s.own = *make_data(s.op, s.num, sym, {});
+    out.slots.push_back(std::move(s));
+    out.slots.back().data = &out.slots.back().own;
+    return static_cast<int>(out.slots.size()) - 1;
+  };
+  ENode probe;
+  for (size_t i = 0; i < p.nodes.size(); ++i) {
+    const PatNode& pn = p.nodes[i];
+    int slot = -1;
+    switch (pn.kind) {
+      case PatNode::Kind::Var: slot = existing(subst[pn.var]); break;
+      case PatNode::Kind::Num: slot = literal(true, pn.num, {}); break;
+      case PatNode::Kind::Sym: slot = literal(false, 0, pn.sym); break;
+      case PatNode::Kind::Op: {
+        int kids[8];
+        int nk = 0;
+        if (pn.split_auto) {
+          int axis_slot = map_[static_cast<size_t>(pn.children[0])];
+          int x_slot = map_[static_cast<size_t>(pn.children[1])];
+          const ClassData& ad = *out.slots[static_cast<size_t>(axis_slot)].data;
+          if (ad.type.kind != Kind::Int) return ApplyOutcome::IllTyped;
+          auto pos = out.slots[static_cast<size_t>(x_slot)].data->boundary(ad.type.num);
+          if (!pos) return ApplyOutcome::NoSplitBoundary;
+          int pos_slot = literal(true, *pos, {});
+          kids[0] = axis_slot;
+          kids[1] = pos_slot;
+          kids[2] = x_slot;
+          nk = 3;
+        } else {
+          if (pn.children.size() > 8) return ApplyOutcome::IllTyped;
+          for (int c : pn.children) kids[nk++] = map_[static_cast<size_t>(c)];
+        }
+        bool all_existing = true;
+        for (int k = 0; k < nk; ++k) all_existing = all_existing && out.slots[static_cast<size_t>(kids[k])].cls.valid();
+        if (all_existing) {
+          probe.op = pn.op;
+          probe.num = 0;
+          probe.children.clear();
+          for (int k = 0; k < nk; ++k) probe.children.push_back(out.slots[static_cast<size_t>(kids[k])].cls);
+          if (auto c = eg.lookup(probe)) {
+            slot = existing(*c);
+            break;
+          }
+        }
+        kid_data_.clear();
+        for (int k = 0; k < nk; ++k) kid_data_.push_back(out.slots[static_cast<size_t>(kids[k])].data);
+        auto d = make_data(pn.op, 0, {}, kid_data_);
+        if (!d) return ApplyOutcome::IllTyped;
+        Slot s;
+        s.op = pn.op;
+        s.nkids = nk;
+        for (int k = 0; k < nk; ++k) s.kids[k] = kids[k];
+        s.own = std::move(*d);
+        out.slots.push_back(std::move(s));
+        out.slots.back().data = &out.slots.back().own;
+        slot = static_cast<int>(out.slots.size()) - 1;
+        break;
+      }
+    }
+    map_[i] = slot;
+  }
+  out.root = map_.back();
+  return ApplyOutcome::Applied;
+}
+
+EClassId Applier::commit(EGraph& eg, Plan& plan) {
+  for (auto& s : plan.slots) {
+    if (s.cls.valid()) continue;
+    ENode n;
+    n.op = s.op;
+    if (s.op == Op::Num) n.num = s.num;
+    else if (s.op == Op::Sym) n.num = eg.intern(s.sym);
+    for (int k = 0; k < s.nkids; ++k) n.children.push_back(plan.slots[static_cast<size_t>(s.kids[k])].cls);
+    EClassId c;
+    [[maybe_unused]] bool ok = eg.try_add(std::move(n), &c);
+    assert(ok && "planned node failed to type-check");
+    s.cls = c;
+  }
+  return plan.slots[static_cast<size_t>(plan.root)].cls;
+}
+
+ApplyOutcome Applier::apply(EGraph& eg, const Rewrite& rw, const EClassId* roots,
+                            const EClassId* subst, CycleGuard* guard) {
+  for (const auto& c : rw.conditions)
+    if (!check_condition(eg, c, subst)) return ApplyOutcome::FailedCondition;
+  const size_t n = rw.rhs.size();
+  if (plans_.size() < n) plans_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ApplyOutcome o = plan(eg, rw.rhs[i], subst, plans_[i]);
+    if (o != ApplyOutcome::Applied) return o;
+    const Slot& r = plans_[i].slots[static_cast<size_t>(plans_[i].root)];
+    if (r.data->type != eg.type(roots[i])) return ApplyOutcome::IllTyped;
+  }
+  if (guard) {
+    for (size_t i = 0; i < n; ++i) {
+      const Plan& pl = plans_[i];
+      const Slot& r = pl.slots[static_cast<size_t>(pl.root)];
+      EClassId matched = eg.find(roots[i]);
+      if (r.cls.valid()) {
+        if (r.cls == matched) continue;
+        pointed_.clear();
+        if (guard->would_cycle(eg, matched, pointed_, r.cls)) return ApplyOutcome::WouldCycle;
+        continue;
+      }
+      pointed_.clear();
+      for (const auto& s : pl.slots) {
+        if (s.cls.valid()) continue;
+        for (int k = 0; k < s.nkids; ++k) {
+          const Slot& kid = pl.slots[static_cast<size_t>(s.kids[k])];
+          if (kid.cls.valid() && kid.data->type.kind != Kind::Int && kid.data->type.kind != Kind::Sym)
+            pointed_.push_back(kid.cls);
+        }
+      }
+      if (guard->would_cycle(eg, matched, pointed_, std::nullopt)) return ApplyOutcome::WouldCycle;
+    }
+  }
+  bool changed = false;
+  for (size_t i = 0; i < n; ++i) {
+    size_t before = eg.num_nodes();
+    EClassId r = commit(eg, plans_[i]);
+    changed = changed || eg.num_nodes() != before;
+    changed = eg.merge_checked(roots[i], r, rw.name) || changed;
+  }
+  return changed ? ApplyOutcome::Applied : ApplyOutcome::Unchanged;
+}
+
+}  // namespace tensat

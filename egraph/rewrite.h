@@ -1,0 +1,96 @@
+// Rewrites: RuleSpecs compiled into patterns, and the applier that instantiates right-hand
+// sides with shape checks.
+//
+// Applying a match (TASO-style shape check): the right-hand side is planned bottom-up first,
+// computing every new node's analysis data (type via infer_type, split trees) without touching
+// the e-graph; if any node is ill-typed, a split has no boundary, or the result type differs
+// from the matched class's type, nothing is added and the application is rejected. Then the
+// optional cycle guard (cycle_filter.h) is asked whether the union would make a class its own
+// ancestor. Only then are the new nodes added and the classes merged.
+//
+// A multi-pattern rule (TENSAT Algorithm 1) has lhs[i] => rhs[i] for i = 0..n-1 over one
+// substitution; it applies only if every side passes, then merges lhs_i's class with rhs_i's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "egraph/egraph.h"
+#include "egraph/pattern.h"
+#include "egraph/rule_spec.h"
+
+namespace tensat {
+
+struct Rewrite {
+  std::string name;
+  std::string file;
+  int line = 0;
+  VarTable vars;
+  std::vector<Pattern> lhs, rhs;  ///< same length; lhs[i] => rhs[i]
+  std::vector<Condition> conditions;
+
+  bool is_multi() const { return lhs.size() > 1; }
+  size_t nvars() const { return vars.size(); }
+  std::string str() const;
+};
+
+/// Validates and compiles a rule (unknown operators, arity, literals in tensor positions,
+/// unbound right-hand variables, malformed conditions). Throws RuleError naming the spec's
+/// file, line and rule.
+Rewrite compile_rewrite(const RuleSpec& spec);
+std::vector<Rewrite> compile_rewrites(const std::vector<RuleSpec>& specs);
+
+enum class ApplyOutcome : uint8_t {
+  Applied,          ///< something was merged
+  Unchanged,        ///< the right-hand side was already in the matched class
+  FailedCondition,  ///< a condition did not hold
+  IllTyped,         ///< a new node did not type-check or the type differs from the match
+  NoSplitBoundary,  ///< (split AXIS x) on the right and x has no boundary on AXIS
+  WouldCycle,       ///< the cycle guard refused it
+};
+std::string_view outcome_name(ApplyOutcome o);
+
+/// Asked before a right-hand side is merged into `matched`. `pointed` are the existing
+/// classes the new e-nodes would point at; `existing_root` is set when the whole right-hand
+/// side already exists as a class (a plain union of two classes).
+class CycleGuard {
+ public:
+  virtual ~CycleGuard() = default;
+  virtual bool would_cycle(const EGraph& eg, EClassId matched, const std::vector<EClassId>& pointed,
+                           std::optional<EClassId> existing_root) = 0;
+};
+
+/// Instantiates right-hand sides; keeps scratch buffers between calls.
+class Applier {
+ public:
+  /// Applies `rw` for one match. `roots[i]` is the class lhs[i] matched; `subst` is indexed by
+  /// the rule's variables. The e-graph need not be clean (applications are batched).
+  ApplyOutcome apply(EGraph& eg, const Rewrite& rw, const EClassId* roots, const EClassId* subst,
+                     CycleGuard* guard = nullptr);
+
+ private:
+  struct Slot {
+    EClassId cls;                ///< valid: an existing class
+    Op op = Op::Num;
+    int64_t num = 0;
+    std::string_view sym;        ///< new Sym leaf
+    int kids[8] = {};            ///< slot indices of children (new nodes; arity <= 7 in rules)
+    int nkids = 0;
+    ClassData own;               ///< data of a new node
+    const ClassData* data = nullptr;
+  };
+  struct Plan {
+    std::vector<Slot> slots;
+    int root = -1;
+  };
+  ApplyOutcome plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out);
+  EClassId commit(EGraph& eg, Plan& plan);
+
+  std::vector<Plan> plans_;
+  std::vector<int> map_;
+  std::vector<EClassId> pointed_;
+  std::vector<const ClassData*> kid_data_;
+};
+
+}  // namespace tensat

@@ -1,0 +1,102 @@
+// Runner: equality saturation with limits, multi-pattern rules, scheduling and cycle
+// filtering (egg's Runner, TENSAT's exploration phase).
+//
+//   EGraph eg;  EClassId root = add_graph(eg, graph);
+//   auto rules = compile_rewrites(specs);
+//   RunReport rep = Runner(eg).with_node_limit(50000).with_iter_limit(15)
+//                     .with_time_limit(10.0).with_k_multi(1)
+//                     .with_cycle_filter(CycleFilterMode::Efficient).run(rules);
+//   rep.stop_reason; rep.iterations[i].rules[r].applied; eg.filtered();
+//
+// Each iteration: search every single-pattern rule (through the scheduler) and, in the first
+// k_multi iterations, every multi-pattern rule (multi_pattern.h); take the cycle filter's
+// snapshot; apply all matches (conditions, shape checks, cycle pre-filter); rebuild; remove
+// remaining cycles. Stops when nothing changed (Saturated, unless the scheduler lifts bans)
+// or at a limit. Hitting a limit is a stop reason, never an error.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "egraph/cycle_filter.h"
+#include "egraph/egraph.h"
+#include "egraph/rewrite.h"
+#include "egraph/scheduler.h"
+
+namespace tensat {
+
+enum class StopReason : uint8_t { Saturated, NodeLimit, IterationLimit, TimeLimit };
+std::string_view stop_reason_name(StopReason r);
+
+/// Per rule, per iteration.
+struct RuleStats {
+  size_t matches = 0;      ///< substitutions found (combinations, for multi-pattern rules)
+  size_t applied = 0;      ///< applications that changed the e-graph
+  size_t unchanged = 0;    ///< right-hand side already in the class
+  size_t rejected_condition = 0;
+  size_t rejected_type = 0;   ///< ill-typed right-hand side or type differs from the match
+  size_t rejected_split = 0;  ///< (split AXIS x) without a boundary
+  size_t rejected_cycle = 0;  ///< cycle filter pre-check
+  bool banned = false;        ///< skipped or dropped by the scheduler
+  size_t rejected() const { return rejected_condition + rejected_type + rejected_split + rejected_cycle; }
+  void add(const RuleStats& o);
+};
+
+struct IterationReport {
+  size_t iteration = 0;
+  bool multi = false;  ///< multi-pattern rules were applied in this iteration
+  std::vector<RuleStats> rules;  ///< indexed like the rules given to run()
+  size_t nodes = 0, classes = 0;  ///< after the iteration
+  size_t filtered_new = 0;        ///< e-nodes filtered by the post-pass
+  size_t filtered_total = 0;
+  double search_s = 0, apply_s = 0, rebuild_s = 0, filter_s = 0;
+};
+
+struct RunReport {
+  StopReason stop_reason = StopReason::Saturated;
+  std::vector<std::string> rule_names;
+  std::vector<IterationReport> iterations;
+  size_t nodes = 0, classes = 0, filtered = 0;
+  double total_s = 0;
+  /// Sum over iterations, per rule.
+  std::vector<RuleStats> totals() const;
+  /// Human-readable table (for logs and the CLI report).
+  std::string summary() const;
+};
+
+struct RunnerConfig {
+  size_t node_limit = 50000;
+  size_t iter_limit = 15;
+  double time_limit_s = 1e9;
+  size_t k_multi = 1;
+  CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
+  bool skip_filtered_in_search = true;
+  size_t multi_combination_limit = SIZE_MAX;  ///< per multi-pattern rule and iteration
+};
+
+class Runner {
+ public:
+  explicit Runner(EGraph& eg);
+  Runner& with_node_limit(size_t n) { cfg_.node_limit = n; return *this; }
+  Runner& with_iter_limit(size_t n) { cfg_.iter_limit = n; return *this; }
+  Runner& with_time_limit(double seconds) { cfg_.time_limit_s = seconds; return *this; }
+  Runner& with_k_multi(size_t k) { cfg_.k_multi = k; return *this; }
+  Runner& with_cycle_filter(CycleFilterMode m) { cfg_.cycle_filter = m; return *this; }
+  Runner& with_skip_filtered_in_search(bool b) { cfg_.skip_filtered_in_search = b; return *this; }
+  Runner& with_config(const RunnerConfig& c) { cfg_ = c; return *this; }
+  /// Default: BackoffScheduler(1000, 5) for single-pattern rules.
+  Runner& with_scheduler(std::unique_ptr<Scheduler> s) { sched_ = std::move(s); return *this; }
+  const RunnerConfig& config() const { return cfg_; }
+
+  /// Runs to a stop reason. `rules` may mix single- and multi-pattern rules.
+  RunReport run(const std::vector<Rewrite>& rules);
+
+ private:
+  EGraph& eg_;
+  RunnerConfig cfg_;
+  std::unique_ptr<Scheduler> sched_;
+};
+
+}  // namespace tensat

@@ -1,0 +1,31 @@
+// Union-find over e-class ids with path compression (egg's unionfind.rs).
+//
+// The caller decides which root survives a union (the e-graph keeps the class with more
+// parents as root), so `union_roots` takes two roots and makes the second point at the first.
+#pragma once
+
+#include <vector>
+
+#include "egraph/ids.h"
+
+namespace tensat {
+
+class UnionFind {
+ public:
+  /// Creates a fresh singleton set; its id is the next integer.
+  EClassId make_set();
+  size_t size() const { return parents_.size(); }
+
+  /// Canonical representative, without compressing paths (usable on a const e-graph).
+  EClassId find(EClassId x) const;
+  /// Canonical representative, compressing the path on the way.
+  EClassId find_mut(EClassId x);
+  /// Makes root `child` point at root `root`; both must be roots. Returns root.
+  EClassId union_roots(EClassId root, EClassId child);
+  bool is_root(EClassId x) const { return parents_[x.v] == x.v; }
+
+ private:
+  std::vector<uint32_t> parents_;
+};
+
+}  // namespace tensat

@@ -1,0 +1,83 @@
+// CostModel: the cost in milliseconds of one operator signature (TASO's cost model).
+//
+// A signature is an operator plus the ValueTypes of its children: parameter values and input
+// shapes (egraph/types.h). The graph cost is the sum of its nodes' costs (the paper's model),
+// so a model only has to price single operators. Three implementations:
+//   cuda      measured on this machine's GPU with cuDNN/cuBLAS, cached on disk (cuda_model.h)
+//   roofline  FLOPs and bytes against a device profile, T4 by default (roofline.h)
+//   table     costs read from a cache file measured elsewhere, roofline on a miss (table_model.h)
+// and "auto": cuda if a GPU is present, else table if the given table covers, else roofline.
+//
+// Costs that need no device are decided here, the same for every model (structural_cost):
+//   0        num, sym, input, weight, zeros, noop, split_0, split_1, select, reshape, a
+//            transpose that moves no data; and every weight-only node (node_cost's flag:
+//            computed once at export, TASO/TENSAT count it as free)
+//   opaque   opaque_cost_ms(output bytes): a fixed estimate (an ONNX node we never change,
+//            so it cancels in before/after comparisons; it only has to be plausible)
+// Everything else (conv, matmul, ew*, activations, pools, transpose, concat, split, enlarge,
+// merge) is a real kernel priced by the model.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egraph/op.h"
+#include "egraph/types.h"
+
+namespace tensat::cost {
+
+using Children = std::vector<const ValueType*>;
+
+/// Canonical signature, the cache key: "op(child,child,...)", each child its integer, its
+/// symbol, "f32[1,3,224,224]" for a tensor or "(f32[..],f32[..])" for a tuple. Stable across
+/// runs and versions: changing it invalidates every cache file.
+/// Example: "conv(1,1,same,relu,f32[1,64,56,56],f32[64,64,3,3],f32[64])".
+std::string signature(Op op, const Children& children);
+
+/// The opaque-node estimate: 0.01 ms launch plus reading and writing the output bytes once
+/// at 300 GB/s (about a T4's effective bandwidth).
+double opaque_cost_ms(int64_t output_bytes);
+
+/// The cost fixed by structure alone (see the header comment), or nullopt for a real kernel.
+std::optional<double> structural_cost(Op op, const Children& children);
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /// "cuda:<device>", "roofline:<profile>", "table:<device>".
+  virtual std::string name() const = 0;
+
+  /// Cost in ms of one operator signature (children: the types of its children).
+  double op_cost(Op op, const Children& children);
+  /// As op_cost, but 0 for a weight-only node (the caller knows from the e-class analysis).
+  double node_cost(Op op, const Children& children, bool weight_only) {
+    return weight_only ? 0.0 : op_cost(op, children);
+  }
+  /// Writes pending state (the cuda model's cache); also done on destruction.
+  virtual void flush() {}
+
+ protected:
+  /// The cost of a real kernel (structural_cost returned nullopt); sig = signature(...).
+  virtual double kernel_cost(Op op, const Children& children, const std::string& sig) = 0;
+};
+
+struct CostOptions {
+  std::string profile = "t4";         ///< roofline profile; also the table's miss fallback
+  std::string cache_path;             ///< cuda: persistent cache file ("" = memory only)
+  std::string table_path;             ///< table / auto: cache file measured elsewhere
+  std::string table_device;           ///< table: which device's entries ("" = the only/first)
+  std::vector<std::string> required;  ///< auto: signatures the table must cover to be chosen
+  int warmup = 3;                     ///< cuda: untimed runs before timing
+  int repeats = 10;                   ///< cuda: timed runs; the median is the cost
+  bool allow_tf32 = false;            ///< cuda: let cuDNN/cuBLAS use TF32 tensor cores
+};
+
+/// "cuda", "roofline", "table" or "auto". Throws std::invalid_argument for an unknown name
+/// or profile, an unreadable table file, or "cuda" on a machine without a GPU.
+std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostOptions& opts = {});
+
+}  // namespace tensat::cost

@@ -1,0 +1,222 @@
+// Our own CUDA kernels: broadcasting element-wise ops, bias + activation, strided gather
+// (transpose), enlarge, merge, spatial zero-padding, direct pooling and a random fill.
+// Everything cuDNN and cuBLAS do better (conv, GEMM, symmetric pooling) is in gpu_ops.cu.
+#include "gpu_cost/gpu_internal.cuh"
+
+namespace tensat::gpu {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b > 65535LL * 32) b = 65535LL * 32;  // grid-stride loops cover the rest
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
+
+__device__ __forceinline__ float activate(float v, Act act) {
+  switch (act) {
+    case Act::Relu: return v > 0.0f ? v : 0.0f;
+    case Act::Sigmoid: return 1.0f / (1.0f + expf(-v));
+    case Act::Tanh: return tanhf(v);
+    default: return v;
+  }
+}
+
+__device__ __forceinline__ int64_t map_index(int64_t i, const IndexMap& m) {
+  int64_t off = 0;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    int64_t dim = m.out_dims[d];
+    off += (i % dim) * m.in_strides[d];
+    i /= dim;
+  }
+  return off;
+}
+
+__global__ void binary_kernel(bool mul, const float* a, IndexMap ma, const float* b, IndexMap mb,
+                              float* out, int64_t n, Act act) {
+  GRID_STRIDE(i, n) {
+    float x = a[map_index(i, ma)], y = b[map_index(i, mb)];
+    out[i] = activate(mul ? x * y : x + y, act);
+  }
+}
+
+__global__ void binary_same_kernel(bool mul, const float* a, const float* b, float* out, int64_t n,
+                                   Act act) {
+  GRID_STRIDE(i, n) out[i] = activate(mul ? a[i] * b[i] : a[i] + b[i], act);
+}
+
+__global__ void bias_act_kernel(const float* in, const float* bias, int64_t channels,
+                                int64_t inner, float* out, int64_t n, Act act) {
+  GRID_STRIDE(i, n) {
+    float v = in[i];
+    if (bias) v += bias[(i / inner) % channels];
+    out[i] = activate(v, act);
+  }
+}
+
+template <typename T>
+__global__ void gather_kernel(const T* in, IndexMap m, T* out, int64_t n) {
+  GRID_STRIDE(i, n) out[i] = in[map_index(i, m)];
+}
+
+__global__ void enlarge_kernel(const float* w, int64_t kh, int64_t kw, float* out, int64_t dh,
+                               int64_t dw, int64_t n) {
+  int64_t oh = (dh - kh) / 2, ow = (dw - kw) / 2;
+  GRID_STRIDE(i, n) {
+    int64_t plane = i / (dh * dw), r = i % (dh * dw);
+    int64_t y = r / dw - oh, x = r % dw - ow;
+    out[i] = (y < 0 || y >= kh || x < 0 || x >= kw) ? 0.0f : w[plane * kh * kw + y * kw + x];
+  }
+}
+
+__global__ void merge_kernel(const float* w, int64_t cout, int64_t cin_hw, int64_t count,
+                             float* out, int64_t n_out) {
+  GRID_STRIDE(i, n_out) {
+    int64_t row = i / (cin_hw * count), col = i % (cin_hw * count);
+    int64_t block = row / (cout / count);
+    int64_t c = col - block * cin_hw;
+    out[i] = (c >= 0 && c < cin_hw) ? w[row * cin_hw + c] : 0.0f;
+  }
+}
+
+__global__ void pad_kernel(const float* in, int64_t h, int64_t w, int64_t t, int64_t l,
+                           float* out, int64_t ph, int64_t pw, int64_t n) {
+  GRID_STRIDE(i, n) {
+    int64_t plane = i / (ph * pw), r = i % (ph * pw);
+    int64_t y = r / pw - t, x = r % pw - l;
+    out[i] = (y < 0 || y >= h || x < 0 || x >= w) ? 0.0f : in[plane * h * w + y * w + x];
+  }
+}
+
+__global__ void pool_kernel(bool max, bool cip, const float* in, int64_t h, int64_t w, int64_t kh,
+                            int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                            int64_t ph_total, int64_t pw_total, float* out, int64_t oh, int64_t ow,
+                            int64_t n) {
+  GRID_STRIDE(i, n) {
+    int64_t plane = i / (oh * ow), r = i % (oh * ow);
+    int64_t y0 = (r / ow) * sh - pt, x0 = (r % ow) * sw - pl;
+    const float* p = in + plane * h * w;
+    float acc = max ? -INFINITY : 0.0f;
+    int64_t cnt = 0, cnt_pad = 0;
+    for (int64_t dy = 0; dy < kh; ++dy) {
+      int64_t y = y0 + dy;
+      for (int64_t dx = 0; dx < kw; ++dx) {
+        int64_t x = x0 + dx;
+        if (y + pt < ph_total && x + pl < pw_total) ++cnt_pad;
+        if (y < 0 || y >= h || x < 0 || x >= w) continue;
+        float v = p[y * w + x];
+        acc = max ? fmaxf(acc, v) : acc + v;
+        ++cnt;
+      }
+    }
+    if (!max) acc /= static_cast<float>(cip ? cnt_pad : (cnt > 0 ? cnt : 1));
+    out[i] = acc;
+  }
+}
+
+__global__ void fill_random_kernel(float* out, int64_t n, uint64_t seed) {
+  GRID_STRIDE(i, n) {
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    out[i] = static_cast<float>(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+  }
+}
+
+bool same_layout(const IndexMap& m) {
+  int64_t expect = 1;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    if (m.out_dims[d] != 1 && m.in_strides[d] != expect) return false;
+    expect *= m.out_dims[d];
+  }
+  return true;
+}
+
+void check_launch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw_cuda(e, what, __FILE__, __LINE__);
+}
+
+}  // namespace
+
+void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma, const float* b,
+                   const IndexMap& mb, float* out, int64_t n, Act act) {
+  if (n == 0) return;
+  if (same_layout(ma) && same_layout(mb)) {
+    binary_same_kernel<<<blocks_for(n), kThreads, 0, s>>>(mul, a, b, out, n, act);
+  } else {
+    binary_kernel<<<blocks_for(n), kThreads, 0, s>>>(mul, a, ma, b, mb, out, n, act);
+  }
+  check_launch("binary_kernel");
+}
+
+void launch_bias_act(cudaStream_t s, const float* in, const float* bias, int64_t channels,
+                     int64_t inner, float* out, int64_t n, Act act) {
+  if (n == 0) return;
+  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, bias, channels, inner, out, n, act);
+  check_launch("bias_act_kernel");
+}
+
+void launch_gather(cudaStream_t s, const void* in, const IndexMap& m, void* out, int64_t n,
+                   int elem_size) {
+  if (n == 0) return;
+  unsigned g = blocks_for(n);
+  switch (elem_size) {
+    case 1: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t*>(in), m, static_cast<uint8_t*>(out), n); break;
+    case 2: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint16_t*>(in), m, static_cast<uint16_t*>(out), n); break;
+    case 4: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint32_t*>(in), m, static_cast<uint32_t*>(out), n); break;
+    case 8: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint64_t*>(in), m, static_cast<uint64_t*>(out), n); break;
+    default: throw GpuError("gather: unsupported element size " + std::to_string(elem_size));
+  }
+  check_launch("gather_kernel");
+}
+
+void launch_enlarge(cudaStream_t s, const float* w, int64_t outer, int64_t kh, int64_t kw,
+                    float* out, int64_t dh, int64_t dw) {
+  int64_t n = outer * dh * dw;
+  if (n == 0) return;
+  enlarge_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, kh, kw, out, dh, dw, n);
+  check_launch("enlarge_kernel");
+}
+
+void launch_merge(cudaStream_t s, const float* w, int64_t cout, int64_t cin_hw, int64_t count,
+                  float* out) {
+  int64_t n = cout * cin_hw * count;
+  if (n == 0) return;
+  merge_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, cout, cin_hw, count, out, n);
+  check_launch("merge_kernel");
+}
+
+void launch_pad(cudaStream_t s, const float* in, int64_t nc, int64_t h, int64_t w, int64_t t,
+                int64_t l, int64_t b, int64_t r, float* out) {
+  int64_t ph = h + t + b, pw = w + l + r, n = nc * ph * pw;
+  if (n == 0) return;
+  pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, h, w, t, l, out, ph, pw, n);
+  check_launch("pad_kernel");
+}
+
+void launch_pool(cudaStream_t s, bool max, bool count_include_pad, const float* in, int64_t nc,
+                 int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                 int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow) {
+  int64_t n = nc * oh * ow;
+  if (n == 0) return;
+  // The padded extent that windows may cover: the last window ends inside it (floor mode).
+  int64_t ph_total = (oh - 1) * sh + kh, pw_total = (ow - 1) * sw + kw;
+  pool_kernel<<<blocks_for(n), kThreads, 0, s>>>(max, count_include_pad, in, h, w, kh, kw, sh, sw,
+                                                 pt, pl, ph_total, pw_total, out, oh, ow, n);
+  check_launch("pool_kernel");
+}
+
+void launch_fill_random(cudaStream_t s, float* out, int64_t n, uint64_t seed) {
+  if (n == 0) return;
+  fill_random_kernel<<<blocks_for(n), kThreads, 0, s>>>(out, n, seed);
+  check_launch("fill_random_kernel");
+}
+
+}  // namespace tensat::gpu

@@ -1,0 +1,475 @@
+// GPU kernels of the tensor language's operators (see gpu_ops.h for the choices).
+#include <algorithm>
+#include <memory>
+
+#include "egraph/weights.h"
+#include "gpu_cost/gpu_internal.cuh"
+#include "gpu_cost/gpu_ops.h"
+#include "gpu_cost/op_params.h"
+
+namespace tensat::gpu {
+
+namespace {
+
+using cost::ConvDesc;
+using cost::MatmulDesc;
+using cost::PoolDesc;
+
+int to_int(int64_t v, const char* what) {
+  if (v > INT32_MAX || v < INT32_MIN) throw GpuError(std::string(what) + ": dimension too large for cuDNN");
+  return static_cast<int>(v);
+}
+
+float* f(const void* p) { return const_cast<float*>(static_cast<const float*>(p)); }
+
+/// Maps each output index to an input of shape `in` broadcast (right-aligned) to `out`.
+IndexMap broadcast_map(const Shape& in, const Shape& out) {
+  if (out.size() > static_cast<size_t>(kMaxDims))
+    throw GpuError("broadcast: rank " + std::to_string(out.size()) + " above " + std::to_string(kMaxDims));
+  IndexMap m;
+  m.rank = static_cast<int>(out.size());
+  auto st = cost::row_major_strides(in);
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < out.size(); ++d) {
+    m.out_dims[d] = out[d];
+    m.in_strides[d] = (d < lead || in[d - lead] == 1) ? 0 : st[d - lead];
+  }
+  return m;
+}
+
+// ---- conv -----------------------------------------------------------------------------
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(Context& ctx, const ConvDesc& d) : c_(ctx.impl()), d_(d) {
+    explicit_pad_ = !d.symmetric_pads();
+    int64_t ph = d.h, pw = d.w, pad_h = d.pads.top, pad_w = d.pads.left;
+    if (explicit_pad_) {
+      ph = d.h + d.pads.top + d.pads.bottom;
+      pw = d.w + d.pads.left + d.pads.right;
+      pad_h = pad_w = 0;
+      pad_buf_ = DeviceBuffer(static_cast<size_t>(d.n * d.cin * ph * pw) * sizeof(float));
+    }
+    TENSAT_CUDNN(cudnnCreateTensorDescriptor(&x_));
+    TENSAT_CUDNN(cudnnCreateTensorDescriptor(&y_));
+    TENSAT_CUDNN(cudnnCreateTensorDescriptor(&b_));
+    TENSAT_CUDNN(cudnnCreateFilterDescriptor(&w_));
+    TENSAT_CUDNN(cudnnCreateConvolutionDescriptor(&conv_));
+    TENSAT_CUDNN(cudnnCreateActivationDescriptor(&act_));
+    TENSAT_CUDNN(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(d.n, "conv"),
+                                            to_int(d.cin, "conv"), to_int(ph, "conv"), to_int(pw, "conv")));
+    TENSAT_CUDNN(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(d.n, "conv"),
+                                            to_int(d.cout, "conv"), to_int(d.oh, "conv"), to_int(d.ow, "conv")));
+    TENSAT_CUDNN(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, to_int(d.cout, "conv"), 1, 1));
+    TENSAT_CUDNN(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, to_int(d.cout, "conv"),
+                                            to_int(d.cin_per_group, "conv"), to_int(d.kh, "conv"),
+                                            to_int(d.kw, "conv")));
+    TENSAT_CUDNN(cudnnSetConvolution2dDescriptor(conv_, to_int(pad_h, "conv"), to_int(pad_w, "conv"),
+                                                 to_int(d.sh, "conv"), to_int(d.sw, "conv"), 1, 1,
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    TENSAT_CUDNN(cudnnSetConvolutionGroupCount(conv_, to_int(d.groups, "conv")));
+    TENSAT_CUDNN(cudnnSetConvolutionMathType(conv_, c_.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+    TENSAT_CUDNN(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    choose_algorithm(ctx, d.n, d.cin, ph, pw, pad_h, pad_w);
+    if (d.act == Act::Relu && !d.has_bias) {
+      zero_bias_ = DeviceBuffer(static_cast<size_t>(d.cout) * sizeof(float));
+      fill_zero(ctx, zero_bias_.data(), zero_bias_.bytes());
+    }
+  }
+
+  ~ConvKernel() override {
+    cudnnDestroyTensorDescriptor(x_);
+    cudnnDestroyTensorDescriptor(y_);
+    cudnnDestroyTensorDescriptor(b_);
+    cudnnDestroyFilterDescriptor(w_);
+    cudnnDestroyConvolutionDescriptor(conv_);
+    cudnnDestroyActivationDescriptor(act_);
+  }
+
+  void run(const std::vector<const void*>& args, void* out) override {
+    const void* x = args[4];
+    const void* w = args[5];
+    const void* bias = args[6];
+    if (explicit_pad_) {
+      launch_pad(c_.stream, static_cast<const float*>(x), d_.n * d_.cin, d_.h, d_.w, d_.pads.top,
+                 d_.pads.left, d_.pads.bottom, d_.pads.right, pad_buf_.f32());
+      x = pad_buf_.data();
+    }
+    const float one = 1.0f, zero = 0.0f;
+    void* ws = c_.workspace;
+    if (d_.act == Act::Relu && fused_ok_) {
+      const void* b = bias ? bias : zero_bias_.data();
+      cudnnStatus_t s = cudnnConvolutionBiasActivationForward(
+          c_.cudnn, &one, x_, x, w_, w, conv_, algo_, ws, ws_bytes_, &zero, y_, out, b_, b, act_, y_, out);
+      if (s == CUDNN_STATUS_SUCCESS) return;
+      if (s != CUDNN_STATUS_NOT_SUPPORTED) throw_cudnn(s, "cudnnConvolutionBiasActivationForward", __FILE__, __LINE__);
+      fused_ok_ = false;  // this algorithm cannot fuse: conv, then bias + relu
+    }
+    TENSAT_CUDNN(cudnnConvolutionForward(c_.cudnn, &one, x_, x, w_, w, conv_, algo_, ws, ws_bytes_, &zero, y_, out));
+    int64_t n = d_.n * d_.cout * d_.oh * d_.ow;
+    if (d_.act == Act::None) {
+      if (bias) TENSAT_CUDNN(cudnnAddTensor(c_.cudnn, &one, b_, bias, &one, y_, out));
+    } else {
+      launch_bias_act(c_.stream, f(out), static_cast<const float*>(bias), d_.cout, d_.oh * d_.ow, f(out), n, d_.act);
+    }
+  }
+
+ private:
+  void choose_algorithm(Context& ctx, int64_t n, int64_t cin, int64_t ph, int64_t pw, int64_t pad_h, int64_t pad_w) {
+    std::vector<int64_t> key = {n, cin, ph, pw, d_.cout, d_.cin_per_group, d_.kh, d_.kw, d_.sh, d_.sw, pad_h, pad_w, c_.tf32};
+    auto it = c_.conv_algos.find(key);
+    if (it == c_.conv_algos.end()) {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int returned = 0;
+      TENSAT_CUDNN(cudnnFindConvolutionForwardAlgorithm(c_.cudnn, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                        &returned, perf));
+      size_t budget = ctx.free_memory() / 2 + c_.workspace_bytes;
+      int chosen = -1;
+      for (int i = 0; i < returned; ++i) {  // sorted fastest first
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > budget) continue;
+        if (!c_.tf32 && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        chosen = i;
+        break;
+      }
+      if (chosen < 0) throw GpuError("conv: cuDNN found no usable forward algorithm");
+      it = c_.conv_algos.emplace(key, std::make_pair(static_cast<int>(perf[chosen].algo),
+                                                     static_cast<int>(perf[chosen].mathType))).first;
+    }
+    algo_ = static_cast<cudnnConvolutionFwdAlgo_t>(it->second.first);
+    // Without TF32, stay on FMA math (DEFAULT_MATH may use TF32 tensor cores on Ampere+).
+    TENSAT_CUDNN(cudnnSetConvolutionMathType(
+        conv_, c_.tf32 ? static_cast<cudnnMathType_t>(it->second.second) : CUDNN_FMA_MATH));
+    TENSAT_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, algo_, &ws_bytes_));
+    c_.ensure_workspace(ws_bytes_);
+  }
+
+  ContextImpl& c_;
+  ConvDesc d_;
+  bool explicit_pad_ = false;
+  bool fused_ok_ = true;
+  DeviceBuffer pad_buf_, zero_bias_;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnActivationDescriptor_t act_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t ws_bytes_ = 0;
+};
+
+// ---- matmul ---------------------------------------------------------------------------
+
+class MatmulKernel final : public Kernel {
+ public:
+  MatmulKernel(Context& ctx, const MatmulDesc& d) : c_(ctx.impl()), d_(d) {
+    // Per output batch index, the element offsets into a and b (broadcast dims: 0).
+    size_t rank = d.out_batch.size();
+    auto offsets = [&](const Shape& batch, int64_t mat) {
+      std::vector<int64_t> offs(static_cast<size_t>(d.batch));
+      auto st = cost::row_major_strides(batch);
+      size_t lead = rank - batch.size();
+      for (int64_t i = 0; i < d.batch; ++i) {
+        int64_t rem = i, off = 0;
+        for (size_t k = rank; k-- > 0;) {
+          int64_t idx = rem % d.out_batch[k];
+          rem /= d.out_batch[k];
+          if (k >= lead && batch[k - lead] != 1) off += idx * st[k - lead];
+        }
+        offs[static_cast<size_t>(i)] = off * mat;
+      }
+      return offs;
+    };
+    a_off_ = offsets(d.a_batch, d.m * d.k);
+    b_off_ = offsets(d.b_batch, d.k * d.n);
+    auto stride_of = [&](const std::vector<int64_t>& offs, int64_t* stride) {
+      if (offs.size() < 2) return *stride = 0, true;
+      int64_t s = offs[1] - offs[0];
+      for (size_t i = 1; i < offs.size(); ++i)
+        if (offs[i] - offs[i - 1] != s) return false;
+      *stride = s;
+      return true;
+    };
+    strided_ = stride_of(a_off_, &a_stride_) && stride_of(b_off_, &b_stride_);
+  }
+
+  void run(const std::vector<const void*>& args, void* out) override {
+    const float* a = static_cast<const float*>(args[1]);
+    const float* b = static_cast<const float*>(args[2]);
+    float* cptr = f(out);
+    const float one = 1.0f, zero = 0.0f;
+    int m = to_int(d_.m, "matmul"), n = to_int(d_.n, "matmul"), k = to_int(d_.k, "matmul");
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    if (strided_) {
+      TENSAT_CUBLAS(cublasSgemmStridedBatched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, b_stride_, a,
+                                              k, a_stride_, &zero, cptr, n, d_.m * d_.n, to_int(d_.batch, "matmul")));
+    } else {
+      for (int64_t i = 0; i < d_.batch; ++i) {
+        TENSAT_CUBLAS(cublasSgemm(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b + b_off_[static_cast<size_t>(i)],
+                                  n, a + a_off_[static_cast<size_t>(i)], k, &zero, cptr + i * d_.m * d_.n, n));
+      }
+    }
+    if (d_.has_bias || d_.act != Act::None) {
+      launch_bias_act(c_.stream, cptr, static_cast<const float*>(args[3]), d_.n, 1, cptr, d_.batch * d_.m * d_.n, d_.act);
+    }
+  }
+
+ private:
+  ContextImpl& c_;
+  MatmulDesc d_;
+  std::vector<int64_t> a_off_, b_off_;
+  bool strided_ = true;
+  int64_t a_stride_ = 0, b_stride_ = 0;
+};
+
+// ---- pooling --------------------------------------------------------------------------
+
+class PoolKernel final : public Kernel {
+ public:
+  PoolKernel(Context& ctx, const PoolDesc& d, size_t x_index) : c_(ctx.impl()), d_(d), xi_(x_index) {
+    use_cudnn_ = d.symmetric_pads();
+    if (!use_cudnn_) return;
+    TENSAT_CUDNN(cudnnCreateTensorDescriptor(&x_));
+    TENSAT_CUDNN(cudnnCreateTensorDescriptor(&y_));
+    TENSAT_CUDNN(cudnnCreatePoolingDescriptor(&pool_));
+    TENSAT_CUDNN(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(d.n, "pool"),
+                                            to_int(d.c, "pool"), to_int(d.h, "pool"), to_int(d.w, "pool")));
+    TENSAT_CUDNN(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, to_int(d.n, "pool"),
+                                            to_int(d.c, "pool"), to_int(d.oh, "pool"), to_int(d.ow, "pool")));
+    cudnnPoolingMode_t mode = d.max ? CUDNN_POOLING_MAX
+                              : d.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                    : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    TENSAT_CUDNN(cudnnSetPooling2dDescriptor(pool_, mode, CUDNN_NOT_PROPAGATE_NAN, to_int(d.kh, "pool"),
+                                             to_int(d.kw, "pool"), to_int(d.pads.top, "pool"),
+                                             to_int(d.pads.left, "pool"), to_int(d.sh, "pool"), to_int(d.sw, "pool")));
+  }
+
+  ~PoolKernel() override {
+    if (x_) cudnnDestroyTensorDescriptor(x_);
+    if (y_) cudnnDestroyTensorDescriptor(y_);
+    if (pool_) cudnnDestroyPoolingDescriptor(pool_);
+  }
+
+  void run(const std::vector<const void*>& args, void* out) override {
+    const void* x = args[xi_];
+    if (use_cudnn_) {
+      const float one = 1.0f, zero = 0.0f;
+      TENSAT_CUDNN(cudnnPoolingForward(c_.cudnn, pool_, &one, x_, x, &zero, y_, out));
+    } else {
+      launch_pool(c_.stream, d_.max, d_.count_include_pad, static_cast<const float*>(x), d_.n * d_.c, d_.h, d_.w,
+                  d_.kh, d_.kw, d_.sh, d_.sw, d_.pads.top, d_.pads.left, f(out), d_.oh, d_.ow);
+    }
+  }
+
+ private:
+  ContextImpl& c_;
+  PoolDesc d_;
+  size_t xi_;
+  bool use_cudnn_ = true;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnPoolingDescriptor_t pool_ = nullptr;
+};
+
+// ---- element-wise and data movement -----------------------------------------------------
+
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(Context& ctx, bool mul, const Shape& a, const Shape& b, const Shape& out)
+      : c_(ctx.impl()), mul_(mul), ma_(broadcast_map(a, out)), mb_(broadcast_map(b, out)), n_(num_elements(out)) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    launch_binary(c_.stream, mul_, static_cast<const float*>(args[0]), ma_, static_cast<const float*>(args[1]), mb_,
+                  f(out), n_, Act::None);
+  }
+
+ private:
+  ContextImpl& c_;
+  bool mul_;
+  IndexMap ma_, mb_;
+  int64_t n_;
+};
+
+class UnaryKernel final : public Kernel {
+ public:
+  UnaryKernel(Context& ctx, Act act, int64_t n) : c_(ctx.impl()), act_(act), n_(n) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    launch_bias_act(c_.stream, static_cast<const float*>(args[0]), nullptr, 1, 1, f(out), n_, act_);
+  }
+
+ private:
+  ContextImpl& c_;
+  Act act_;
+  int64_t n_;
+};
+
+class TransposeKernel final : public Kernel {
+ public:
+  TransposeKernel(Context& ctx, const std::vector<int64_t>& perm, const TensorType& x) : c_(ctx.impl()) {
+    if (perm.size() > static_cast<size_t>(kMaxDims)) throw GpuError("transpose: rank above 8");
+    auto st = cost::row_major_strides(x.shape);
+    m_.rank = static_cast<int>(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) {
+      m_.out_dims[d] = x.shape[static_cast<size_t>(perm[d])];
+      m_.in_strides[d] = st[static_cast<size_t>(perm[d])];
+    }
+    n_ = num_elements(x.shape);
+    es_ = static_cast<int>(dtype_size(x.dtype));
+  }
+  void run(const std::vector<const void*>& args, void* out) override {
+    launch_gather(c_.stream, args[1], m_, out, n_, es_);
+  }
+
+ private:
+  ContextImpl& c_;
+  IndexMap m_;
+  int64_t n_ = 0;
+  int es_ = 4;
+};
+
+/// Rows of `outer` blocks: concat copies a's and b's blocks into out's rows; split the reverse.
+struct Blocks {
+  size_t outer = 1, row_a = 0, row_b = 0;  // bytes per row of part a / part b
+};
+
+Blocks blocks_of(const TensorType& a, const TensorType& b, int64_t axis) {
+  Blocks bl;
+  size_t es = dtype_size(a.dtype), inner = 1;
+  for (size_t d = 0; d < a.shape.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) bl.outer *= static_cast<size_t>(a.shape[d]);
+    if (static_cast<int64_t>(d) > axis) inner *= static_cast<size_t>(a.shape[d]);
+  }
+  bl.row_a = static_cast<size_t>(a.shape[static_cast<size_t>(axis)]) * inner * es;
+  bl.row_b = static_cast<size_t>(b.shape[static_cast<size_t>(axis)]) * inner * es;
+  return bl;
+}
+
+void copy_rows(cudaStream_t s, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows) {
+  if (width == 0 || rows == 0) return;
+  if (rows == 1 || (dpitch == width && spitch == width)) {
+    TENSAT_CUDA(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDeviceToDevice, s));
+  } else {
+    TENSAT_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToDevice, s));
+  }
+}
+
+class ConcatKernel final : public Kernel {
+ public:
+  ConcatKernel(Context& ctx, const Blocks& b) : c_(ctx.impl()), b_(b) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    size_t row = b_.row_a + b_.row_b;
+    auto* o = static_cast<char*>(out);
+    copy_rows(c_.stream, o, row, args[1], b_.row_a, b_.row_a, b_.outer);
+    copy_rows(c_.stream, o + b_.row_a, row, args[2], b_.row_b, b_.row_b, b_.outer);
+  }
+
+ private:
+  ContextImpl& c_;
+  Blocks b_;
+};
+
+class SplitKernel final : public Kernel {
+ public:
+  SplitKernel(Context& ctx, const Blocks& b) : c_(ctx.impl()), b_(b) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    size_t row = b_.row_a + b_.row_b;
+    auto* o = static_cast<char*>(out);
+    const auto* x = static_cast<const char*>(args[2]);
+    copy_rows(c_.stream, o, b_.row_a, x, row, b_.row_a, b_.outer);
+    copy_rows(c_.stream, o + b_.row_a * b_.outer, b_.row_b, x + b_.row_a, row, b_.row_b, b_.outer);
+  }
+
+ private:
+  ContextImpl& c_;
+  Blocks b_;
+};
+
+class EnlargeKernel final : public Kernel {
+ public:
+  EnlargeKernel(Context& ctx, const Shape& w, const Shape& ref) : c_(ctx.impl()), w_(w), ref_(ref) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    launch_enlarge(c_.stream, static_cast<const float*>(args[0]), w_[0] * w_[1], w_[2], w_[3], f(out), ref_[2], ref_[3]);
+  }
+
+ private:
+  ContextImpl& c_;
+  Shape w_, ref_;
+};
+
+class MergeKernel final : public Kernel {
+ public:
+  MergeKernel(Context& ctx, int64_t count, const Shape& w) : c_(ctx.impl()), count_(count), w_(w) {}
+  void run(const std::vector<const void*>& args, void* out) override {
+    launch_merge(c_.stream, static_cast<const float*>(args[1]), w_[0], w_[1] * w_[2] * w_[3], count_, f(out));
+  }
+
+ private:
+  ContextImpl& c_;
+  int64_t count_;
+  Shape w_;
+};
+
+}  // namespace
+
+bool has_kernel(Op op, const Children& c) {
+  switch (op) {
+    case Op::Num: case Op::Sym: case Op::Input: case Op::Weight: case Op::Zeros:
+    case Op::Reshape: case Op::Split0: case Op::Split1: case Op::Noop: case Op::Opaque: case Op::Select:
+      return false;
+    case Op::Transpose: {
+      auto perm = parse_dims(*c[0]);
+      return perm && c[1]->kind == Kind::Tensor && cost::transpose_moves_data(*perm, c[1]->shape());
+    }
+    default: return true;
+  }
+}
+
+std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& c) {
+  auto out = cost::output_type(op, c);
+  if (!out) throw GpuError(std::string(op_name(op)) + ": ill-typed node");
+  if (!has_kernel(op, c)) throw GpuError(std::string(op_name(op)) + ": no kernel (structural node)");
+  switch (op) {
+    case Op::Conv: return std::make_unique<ConvKernel>(ctx, *cost::conv_desc(c));
+    case Op::Matmul: return std::make_unique<MatmulKernel>(ctx, *cost::matmul_desc(c));
+    case Op::Poolmax: return std::make_unique<PoolKernel>(ctx, *cost::pool_desc(op, c), 5);
+    case Op::Poolavg: return std::make_unique<PoolKernel>(ctx, *cost::pool_desc(op, c), 6);
+    case Op::Ewadd:
+    case Op::Ewmul:
+      return std::make_unique<BinaryKernel>(ctx, op == Op::Ewmul, c[0]->shape(), c[1]->shape(), out->shape());
+    case Op::Relu: return std::make_unique<UnaryKernel>(ctx, Act::Relu, num_elements(out->shape()));
+    case Op::Tanh: return std::make_unique<UnaryKernel>(ctx, Act::Tanh, num_elements(out->shape()));
+    case Op::Sigmoid: return std::make_unique<UnaryKernel>(ctx, Act::Sigmoid, num_elements(out->shape()));
+    case Op::Transpose: return std::make_unique<TransposeKernel>(ctx, *parse_dims(*c[0]), c[1]->tensor);
+    case Op::Concat: return std::make_unique<ConcatKernel>(ctx, blocks_of(c[1]->tensor, c[2]->tensor, c[0]->num));
+    case Op::Split: return std::make_unique<SplitKernel>(ctx, blocks_of(out->tuple[0], out->tuple[1], c[0]->num));
+    case Op::Enlarge: return std::make_unique<EnlargeKernel>(ctx, c[0]->shape(), c[1]->shape());
+    case Op::Merge: return std::make_unique<MergeKernel>(ctx, c[0]->num, c[1]->shape());
+    default: break;
+  }
+  throw GpuError(std::string(op_name(op)) + ": no GPU kernel");
+}
+
+double measure_op(Context& ctx, Op op, const Children& c, int warmup, int repeats) {
+  auto out = cost::output_type(op, c);
+  if (!out) throw GpuError(std::string(op_name(op)) + ": ill-typed node");
+  std::vector<DeviceBuffer> bufs;
+  std::vector<const void*> args(c.size(), nullptr);
+  bufs.reserve(c.size() + 1);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c[i]->kind != Kind::Tensor) continue;
+    const TensorType& t = c[i]->tensor;
+    bufs.emplace_back(static_cast<size_t>(cost::tensor_bytes(t)));
+    if (t.dtype == DType::F32) {
+      fill_random(ctx, bufs.back().f32(), static_cast<size_t>(num_elements(t.shape)), 0x5eed + i);
+    } else {
+      fill_zero(ctx, bufs.back().data(), bufs.back().bytes());
+    }
+    args[i] = bufs.back().data();
+  }
+  DeviceBuffer result(static_cast<size_t>(cost::value_bytes(*out)));
+  double ms = 0;
+  {
+    auto kernel = prepare(ctx, op, c);
+    ms = ctx.median_time_ms([&] { kernel->run(args, result.data()); }, warmup, repeats);
+  }
+  ctx.impl().release_workspace();
+  return ms;
+}
+
+}  // namespace tensat::gpu

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The one command line to run on the lent GPU machine (see gpu_cost/README.md): runs the
+# GPU tests of every bundled test binary from bundle/ (made here by scripts/bundle-gpu.sh)
+# and writes the logs to $OUT (the device tool's result folder; ./gpu-out elsewhere).
+#
+#   scripts/run-gpu-tests.sh [GTEST_FILTER]     default filter: Gpu* (the GPU suites)
+#
+# Files written (the device tool returns at most 8): gpu-env.log (nvidia-smi, library
+# resolution), gpu-tests.log (all test output), gpu-summary.txt (one line per binary),
+# gpu-cost-cache.json (the costs measured by the tests' cuda model, if any).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(pwd)/gpu-out}
+FILTER=${1:-Gpu*}
+mkdir -p "$OUT"
+[ -x bundle/run ] || { echo "run-gpu-tests: no bundle/ here: run scripts/bundle-gpu.sh and carry bundle" | tee "$OUT/gpu-summary.txt"; exit 2; }
+
+{
+  echo "== date"; date -u
+  echo "== nvidia-smi"; nvidia-smi 2>&1 || echo "nvidia-smi failed"
+  echo "== bundle"; cat bundle/MANIFEST
+  echo "== libraries"; bundle/run --env 2>&1
+} > "$OUT/gpu-env.log"
+
+export TENSAT_COST_CACHE="$OUT/gpu-cost-cache.json"
+status=0
+: > "$OUT/gpu-summary.txt"
+: > "$OUT/gpu-tests.log"
+for exe in bundle/bin/test_*; do
+  [ -x "$exe" ] || continue
+  name=$(basename "$exe")
+  echo "===== $name --gtest_filter=$FILTER" >> "$OUT/gpu-tests.log"
+  start=$(date +%s)
+  bundle/run "$name" --gtest_filter="$FILTER" --gtest_color=no >> "$OUT/gpu-tests.log" 2>&1
+  rc=$?
+  end=$(date +%s)
+  counts=$(awk -v n="$name" '/^===== /{cur=($2==n)} cur && /^\[  (PASSED|FAILED|SKIPPED) *\] [0-9]+ test/{printf "%s ", $0}' "$OUT/gpu-tests.log")
+  echo "$name: rc=$rc, $((end - start)) s; ${counts:-no gtest summary}" >> "$OUT/gpu-summary.txt"
+  [ $rc -eq 0 ] || status=1
+done
+cat "$OUT/gpu-summary.txt"
+exit $status

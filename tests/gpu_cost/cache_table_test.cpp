@@ -1,0 +1,227 @@
+// Cost cache (round trip, atomic write, corruption) and the table model (lookups, misses
+// that fall back with a warning, covers, auto selection).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpu_cost/cost_cache.h"
+#include "gpu_cost/cost_model.h"
+#include "gpu_cost/gpu_runtime.h"
+#include "gpu_cost/roofline.h"
+#include "gpu_cost/table_model.h"
+#include "test_support.h"
+
+namespace tensat::cost {
+namespace {
+
+using tensat::testing::LogCapture;
+using tensat::testing::TempDir;
+using tensat::testing::Types;
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_all(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+TEST(CostCache, RoundTrip) {
+  TempDir dir;
+  std::string path = dir.file("costs.json");
+  {
+    CostCache c(path);
+    EXPECT_EQ(c.size(), 0u);
+    EXPECT_FALSE(c.load_failed());
+    c.put("Tesla T4", "relu(f32[2,3])", 0.0123);
+    c.put("Tesla T4", "ewadd(f32[2,3],f32[2,3])", 0.02);
+    c.put("NVIDIA H100 80GB HBM3", "relu(f32[2,3])", 0.004);
+    EXPECT_TRUE(c.dirty());
+    EXPECT_TRUE(c.save());
+    EXPECT_FALSE(c.dirty());
+  }
+  CostCache d(path);
+  EXPECT_FALSE(d.load_failed());
+  EXPECT_EQ(d.size(), 3u);
+  EXPECT_EQ(d.get("Tesla T4", "relu(f32[2,3])"), 0.0123);
+  EXPECT_EQ(d.get("NVIDIA H100 80GB HBM3", "relu(f32[2,3])"), 0.004);
+  EXPECT_FALSE(d.get("Tesla T4", "tanh(f32[2,3])").has_value());
+  EXPECT_FALSE(d.get("Tesla V100", "relu(f32[2,3])").has_value());
+  EXPECT_EQ(d.devices(), (std::vector<std::string>{"NVIDIA H100 80GB HBM3", "Tesla T4"}));
+}
+
+TEST(CostCache, SameContentSameBytes) {
+  TempDir dir;
+  CostCache a(dir.file("a.json")), b(dir.file("b.json"));
+  a.put("d", "x", 1.5);
+  a.put("d", "y", 2.5);
+  b.put("d", "y", 2.5);
+  b.put("d", "x", 1.5);
+  ASSERT_TRUE(a.save() && b.save());
+  EXPECT_EQ(read_all(dir.file("a.json")), read_all(dir.file("b.json")));
+}
+
+TEST(CostCache, AtomicWriteLeavesNoTemporaryAndReplacesTheFile) {
+  TempDir dir;
+  std::string path = dir.file("sub/costs.json");  // the folder is created
+  CostCache c(path);
+  c.put("d", "relu(f32[4])", 0.5);
+  ASSERT_TRUE(c.save());
+  c.put("d", "relu(f32[8])", 0.75);
+  ASSERT_TRUE(c.save());
+  size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() / "sub")) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "costs.json");
+  }
+  EXPECT_EQ(files, 1u);
+  EXPECT_EQ(CostCache(path).size(), 2u);
+}
+
+TEST(CostCache, SaveMergesEntriesWrittenByAnotherProcess) {
+  TempDir dir;
+  std::string path = dir.file("costs.json");
+  CostCache first(path), second(path);
+  first.put("d", "a", 1.0);
+  second.put("d", "b", 2.0);
+  second.put("d", "a", 3.0);
+  ASSERT_TRUE(first.save());
+  ASSERT_TRUE(second.save());
+  CostCache merged(path);
+  EXPECT_EQ(merged.get("d", "a"), 3.0);  // the later writer's own value wins
+  EXPECT_EQ(merged.get("d", "b"), 2.0);
+}
+
+TEST(CostCache, UnwritablePathWarnsAndKeepsWorking) {
+  TempDir dir;
+  write_all(dir.file("plain"), "x");  // a file where the cache's folder should be
+  LogCapture log;
+  CostCache c(dir.file("plain/costs.json"));
+  c.put("d", "a", 1.0);
+  EXPECT_FALSE(c.save());
+  EXPECT_NE(log.text().find("cannot"), std::string::npos) << log.text();
+  EXPECT_EQ(c.get("d", "a"), 1.0);
+}
+
+TEST(CostCache, CorruptedFileWarnsAndStartsEmpty) {
+  TempDir dir;
+  for (const std::string bad : {"{not json", "[1,2,3]", R"({"format":"something else","version":1,"devices":{}})",
+                                R"({"format":"onnx-tensat-cost-cache","version":99,"devices":{}})",
+                                R"({"format":"onnx-tensat-cost-cache","version":1,"devices":{"d":[1]}})",
+                                R"({"format":7})", ""}) {
+    std::string path = dir.file("costs.json");
+    write_all(path, bad);
+    LogCapture log;
+    CostCache c(path);
+    EXPECT_TRUE(c.load_failed()) << bad;
+    EXPECT_EQ(c.size(), 0u) << bad;
+    EXPECT_NE(log.text().find("corrupted"), std::string::npos) << bad << "\n" << log.text();
+    // Measuring again and saving repairs the file.
+    c.put("d", "relu(f32[4])", 0.5);
+    ASSERT_TRUE(c.save());
+    CostCache repaired(path);
+    EXPECT_FALSE(repaired.load_failed());
+    EXPECT_EQ(repaired.get("d", "relu(f32[4])"), 0.5);
+  }
+}
+
+TEST(CostCache, BadEntriesAreSkipped) {
+  TempDir dir;
+  std::string path = dir.file("costs.json");
+  write_all(path, R"({"format":"onnx-tensat-cost-cache","version":1,
+                      "devices":{"d":{"good":0.25,"negative":-1,"text":"fast","null":null}}})");
+  LogCapture log;
+  CostCache c(path);
+  EXPECT_FALSE(c.load_failed());
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_EQ(c.get("d", "good"), 0.25);
+  EXPECT_NE(log.text().find("negative"), std::string::npos) << log.text();
+}
+
+// ---- table model ------------------------------------------------------------------------
+
+struct TableFixture : ::testing::Test {
+  TempDir dir;
+  std::string path = dir.file("table.json");
+  Types relu, conv;
+  std::string relu_sig, conv_sig;
+  void SetUp() override {
+    relu.f32({1, 64, 56, 56});
+    conv.num(1).num(1).sym("same").sym("relu").f32({1, 64, 56, 56}).f32({64, 64, 3, 3}).f32({64});
+    relu_sig = signature(Op::Relu, relu.list());
+    conv_sig = signature(Op::Conv, conv.list());
+    CostCache c(path);
+    c.put("Tesla T4", relu_sig, 0.042);
+    c.put("Tesla T4", conv_sig, 0.5);
+    ASSERT_TRUE(c.save());
+  }
+};
+
+TEST_F(TableFixture, LooksUpMeasuredCosts) {
+  TableModel t(path, "", *find_profile("t4"));
+  EXPECT_EQ(t.name(), "table:Tesla T4");
+  EXPECT_EQ(t.op_cost(Op::Relu, relu.list()), 0.042);
+  EXPECT_EQ(t.op_cost(Op::Conv, conv.list()), 0.5);
+  EXPECT_EQ(t.node_cost(Op::Conv, conv.list(), /*weight_only=*/true), 0.0);
+  EXPECT_EQ(t.hits(), 2u);
+  EXPECT_EQ(t.misses(), 0u);
+  EXPECT_TRUE(t.covers({relu_sig, conv_sig}));
+}
+
+TEST_F(TableFixture, MissFallsBackToRooflineWithAWarning) {
+  TableModel t(path, "Tesla T4", *find_profile("t4"));
+  Types tanh_t;
+  tanh_t.f32({1, 64, 56, 56});
+  std::string sig = signature(Op::Tanh, tanh_t.list());
+  EXPECT_FALSE(t.covers({relu_sig, sig}));
+  LogCapture log;
+  double roof = RooflineModel(*find_profile("t4")).op_cost(Op::Tanh, tanh_t.list());
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Tanh, tanh_t.list()), roof);
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Tanh, tanh_t.list()), roof);
+  EXPECT_EQ(t.misses(), 2u);
+  EXPECT_EQ(t.missed().size(), 1u);
+  std::string text = log.text();
+  EXPECT_NE(text.find(sig), std::string::npos) << text;
+  EXPECT_EQ(text.find(sig), text.rfind(sig)) << "warned twice: " << text;
+  // Structural nodes never reach the table.
+  Types r;
+  r.sym("64_3136").f32({1, 64, 56, 56});
+  EXPECT_EQ(t.op_cost(Op::Reshape, r.list()), 0.0);
+  EXPECT_EQ(t.misses(), 2u);
+}
+
+TEST_F(TableFixture, UnknownDeviceOrMissingFileIsAnError) {
+  EXPECT_THROW(TableModel(path, "Tesla V100", *find_profile("t4")), std::invalid_argument);
+  EXPECT_THROW(TableModel(dir.file("nope.json"), "", *find_profile("t4")), std::invalid_argument);
+}
+
+TEST_F(TableFixture, CorruptedTableWarnsAndFallsBack) {
+  write_all(path, "{\"format\": \"onnx-tensat-cost-cache\", \"vers");
+  LogCapture log;
+  TableModel t(path, "", *find_profile("t4"));
+  EXPECT_NE(log.text().find("corrupted"), std::string::npos) << log.text();
+  EXPECT_GT(t.op_cost(Op::Relu, relu.list()), 0.0);
+  EXPECT_EQ(t.misses(), 1u);
+  EXPECT_FALSE(t.covers({relu_sig}));
+}
+
+TEST_F(TableFixture, AutoPicksTheTableOnlyWhenItCovers) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present: auto picks cuda";
+  CostOptions o;
+  o.table_path = path;
+  o.required = {relu_sig, conv_sig};
+  EXPECT_EQ(make_cost_model("auto", o)->name(), "table:Tesla T4");
+  o.required.push_back("tanh(f32[1])");
+  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");
+  o.table_path = dir.file("missing.json");
+  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");
+  CostOptions table_only;
+  table_only.table_path = path;
+  EXPECT_EQ(make_cost_model("table", table_only)->name(), "table:Tesla T4");
+}
+
+}  // namespace
+}  // namespace tensat::cost
