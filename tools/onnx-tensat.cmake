@@ -1,6 +1,5 @@
-# onnx-tensat: the command users run.
+# onnx-tensat: the command users run (front end of pipeline/).
 add_executable(onnx-tensat ${CMAKE_CURRENT_SOURCE_DIR}/onnx_tensat_main.cpp)
 target_compile_options(onnx-tensat PRIVATE ${TENSAT_WARNINGS})
-target_link_libraries(onnx-tensat PRIVATE tensat_importer tensat_exporter CLI11::CLI11 spdlog::spdlog
-                      nlohmann_json::nlohmann_json)
+target_link_libraries(onnx-tensat PRIVATE tensat_pipeline CLI11::CLI11 spdlog::spdlog)
 target_compile_definitions(onnx-tensat PRIVATE TENSAT_VERSION="${PROJECT_VERSION}")

@@ -1,105 +1,71 @@
-// onnx-tensat IN OUT: import an ONNX model, (optimize,) export it, report.
+// onnx-tensat IN OUT: import an ONNX model, explore equivalent graphs by equality
+// saturation, extract the cheapest, export it, verify it against the original, report.
 //
 // Exit status: 0 success; 2 bad input or usage (one-line message, no output written);
-// 3 verification failed; 1 internal error.
+// 3 verification failed (nothing written unless --force); 1 internal error.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
-#include <map>
-#include <set>
-#include <nlohmann/json.hpp>
 
-#include "exporter/exporter.h"
+#include "extract/extract_graph.h"
 #include "importer/importer.h"
+#include "pipeline/pipeline.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-struct Options {
-  std::string in, out;
-  std::vector<std::string> input_shapes;
-  std::string report;
-  int verbose = 0;
-  bool quiet = false;
-};
-
-void print_table(const std::map<std::string, int>& before, const std::map<std::string, int>& after) {
-  std::set<std::string> ops;
-  for (auto& [k, v] : before) ops.insert(k);
-  for (auto& [k, v] : after) ops.insert(k);
-  std::fprintf(stderr, "+--------------------+------------+------------+\n");
-  std::fprintf(stderr, "| %-18s | %10s | %10s |\n", "op", "original", "optimized");
-  std::fprintf(stderr, "+--------------------+------------+------------+\n");
-  int tb = 0, ta = 0;
-  for (const auto& op : ops) {
-    int b = before.count(op) ? before.at(op) : 0, a = after.count(op) ? after.at(op) : 0;
-    tb += b;
-    ta += a;
-    std::fprintf(stderr, "| %-18s | %10d | %10d |\n", op.c_str(), b, a);
-  }
-  std::fprintf(stderr, "+--------------------+------------+------------+\n");
-  std::fprintf(stderr, "| %-18s | %10d | %10d |\n", "total", tb, ta);
-  std::fprintf(stderr, "+--------------------+------------+------------+\n");
-}
-
-int run(const Options& o) {
-  auto t0 = Clock::now();
-  tensat::ImportOptions iopts;
-  for (const auto& f : o.input_shapes) {
-    auto [name, shape] = tensat::parse_input_shape_flag(f);
-    iopts.input_shapes[name] = shape;
-  }
-  tensat::ImportResult imp = tensat::import_onnx_file(o.in, iopts);
-  auto t1 = Clock::now();
-  tensat::ExportStats es;
-  tensat::export_onnx_file(imp.graph, imp.weights, imp.ctx, o.out, {}, &es);
-  auto t2 = Clock::now();
-  if (!es.checker_skipped_reason.empty())
-    spdlog::warn("ONNX checker skipped: {}; relying on the numeric checks", es.checker_skipped_reason);
-
-  if (!o.quiet) {
-    std::fprintf(stderr, "onnx-tensat %s: %s -> %s\n", TENSAT_VERSION, o.in.c_str(), o.out.c_str());
-    print_table(imp.stats.onnx_op_counts, es.op_counts);
-    std::fprintf(stderr, "opaque nodes: %d, folded BatchNorms: %d, folded weights: %d\n", imp.stats.opaque_nodes,
-                 imp.stats.folded_batchnorms, es.folded_weights);
-    std::fprintf(stderr, "time: import %.3f s, export %.3f s, total %.3f s\n", secs(t0, t1), secs(t1, t2),
-                 secs(t0, t2));
-  }
-  if (!o.report.empty()) {
-    nlohmann::json j;
-    j["input"] = o.in;
-    j["output"] = o.out;
-    j["ops_before"] = imp.stats.onnx_op_counts;
-    j["ops_after"] = es.op_counts;
-    j["opaque_nodes"] = imp.stats.opaque_nodes;
-    j["opaque_reasons"] = imp.stats.opaque_reasons;
-    j["times"] = {{"import", secs(t0, t1)}, {"export", secs(t1, t2)}, {"total", secs(t0, t2)}};
-    j["checker"] = es.checker_ran ? "passed" : "skipped: " + es.checker_skipped_reason;
-    std::ofstream f(o.report);
-    f << j.dump(2) << "\n";
-    if (!f) throw tensat::ExportError(o.report + ": cannot write the report");
-  }
-  return 0;
+void write_report(const tensat::PipelineReport& rep, const std::string& path) {
+  if (path.empty()) return;
+  std::ofstream f(path);
+  f << rep.to_json().dump(2) << "\n";
+  if (!f) std::fprintf(stderr, "onnx-tensat: warning: cannot write the report to %s\n", path.c_str());
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"onnx-tensat: equality-saturation superoptimizer for ONNX models (TENSAT)"};
-  Options o;
-  app.add_option("input", o.in, "input ONNX model")->required();
-  app.add_option("output", o.out, "output ONNX model (written atomically; the input is never modified)")->required();
-  app.add_option("--input-shape", o.input_shapes, "fix an input's shape, NAME:1x3x224x224 (repeatable)");
-  app.add_option("--report", o.report, "write a JSON report to this file");
-  app.add_flag("-v,--verbose", o.verbose, "more logging (repeat for debug)");
-  app.add_flag("-q,--quiet", o.quiet, "print nothing but errors");
+  tensat::PipelineOptions o;
+  std::vector<std::string> shapes;
+  app.add_option("input", o.input, "input ONNX model")->required();
+  app.add_option("output", o.output, "output ONNX model (written atomically; the input is never modified)")->required();
+  app.add_option("--input-shape", shapes, "fix an input's shape, NAME:1x3x224x224 (repeatable)");
+  auto* g1 = "Exploration";
+  app.add_option("--node-limit", o.node_limit, "e-graph node limit")->default_val(o.node_limit)->group(g1);
+  app.add_option("--iter-limit", o.iter_limit, "exploration iteration limit")->default_val(o.iter_limit)->group(g1);
+  app.add_option("--time-limit", o.time_limit_s, "exploration time limit (s)")->default_val(o.time_limit_s)->group(g1);
+  app.add_option("--k-multi", o.k_multi, "iterations in which multi-pattern rules apply")->default_val(o.k_multi)->group(g1);
+  app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")->default_val(o.cycle_filter)->group(g1);
+  app.add_option("--rules", o.rule_files, "rule file (.rules text or TASO .pb); repeatable; default: built-in set")
+      ->group(g1);
+  auto* g2 = "Extraction";
+  app.add_option("--extract", o.extract, "greedy|dag|ilp")->default_val(o.extract)->group(g2);
+  app.add_option("--ilp-time-limit", o.ilp_time_limit_s, "ILP time limit (s)")->default_val(o.ilp_time_limit_s)->group(g2);
+  app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
+      ->default_val(o.ilp_order)->group(g2);
+  app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
+  auto* g3 = "Cost model";
+  app.add_option("--cost-model", o.cost_model, "auto|cuda|roofline|table")->default_val(o.cost_model)->group(g3);
+  app.add_option("--device-profile", o.device_profile, "roofline device: t4|v100|a100|h100")
+      ->default_val(o.device_profile)->group(g3);
+  app.add_option("--cost-cache", o.cost_cache, "cuda: persistent cache file of measured costs")->group(g3);
+  app.add_option("--cost-table", o.cost_table, "table: cost file measured on a GPU (default: the committed one)")
+      ->group(g3);
+  auto* g4 = "Verification and output";
+  app.add_option("--verify", o.verify, "auto|gpu|cpu|off")->default_val(o.verify)->group(g4);
+  app.add_flag("--force", o.force, "write the output even if verification fails")->group(g4);
+  app.add_flag("--measure", o.measure, "time both models end to end on the GPU")->group(g4);
+  app.add_option("--seed", o.seed, "seed of the random verification inputs")->default_val(o.seed)->group(g4);
+  app.add_option("--report", o.report_path, "write a JSON report to this file")->group(g4);
+  app.add_option("--dump-egraph", o.dump_egraph, "write the explored e-graph with costs as egraph-serialize JSON")
+      ->group(g4);
+  int verbose = 0;
+  app.add_flag("-v,--verbose", verbose, "progress and more logging (repeat for debug)")->group(g4);
+  app.add_flag("-q,--quiet", o.quiet, "print nothing but errors")->group(g4);
   app.set_version_flag("--version", std::string("onnx-tensat ") + TENSAT_VERSION);
   try {
     app.parse(argc, argv);
@@ -109,26 +75,47 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
+  o.verbose = verbose;
+  o.progress = !o.quiet && (verbose > 0 || ::isatty(STDERR_FILENO));
   auto logger = spdlog::stderr_color_mt("onnx-tensat");
   logger->set_pattern("%^%l%$: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(o.quiet ? spdlog::level::err
-                            : o.verbose >= 2 ? spdlog::level::debug
-                                             : o.verbose == 1 ? spdlog::level::info : spdlog::level::warn);
-  if (o.in == o.out) {
-    std::fprintf(stderr, "onnx-tensat: error: output path equals the input path; the input is never overwritten\n");
-    return 2;
-  }
+                            : verbose >= 2 ? spdlog::level::debug
+                                           : verbose == 1 ? spdlog::level::info : spdlog::level::warn);
+
+  tensat::PipelineReport rep;
+  auto fail = [&](int code, const char* kind, const std::string& msg) {
+    std::fprintf(stderr, "onnx-tensat: %s: %s\n", kind, msg.c_str());
+    return code;
+  };
   try {
-    return run(o);
+    for (const auto& f : shapes) {
+      auto [name, shape] = tensat::parse_input_shape_flag(f);
+      o.input_shapes[name] = shape;
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(o.output) &&
+        std::filesystem::equivalent(o.input, o.output, ec))
+      return fail(2, "error", "output path is the input file; the input is never overwritten");
+    tensat::run_pipeline(o, rep);
   } catch (const tensat::ImportError& e) {
-    std::fprintf(stderr, "onnx-tensat: error: %s\n", e.what());
-    return 2;
-  } catch (const tensat::ExportError& e) {
-    std::fprintf(stderr, "onnx-tensat: internal error: %s\n", e.what());
-    return 1;
+    return fail(2, "error", e.what());
+  } catch (const tensat::UsageError& e) {
+    return fail(2, "error", e.what());
+  } catch (const tensat::VerificationError& e) {
+    if (!o.quiet) rep.print(stderr);
+    write_report(rep, o.report_path);
+    return fail(3, "error", e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "onnx-tensat: internal error: %s\n", e.what());
-    return 1;
+    return fail(1, "internal error", e.what());
   }
+  if (!o.quiet) rep.print(stderr);
+  write_report(rep, o.report_path);
+  if (rep.verify_ran && !rep.verify.passed) {
+    std::fprintf(stderr, "onnx-tensat: warning: verification failed but --force wrote %s: %s\n", o.output.c_str(),
+                 rep.verify.failure.c_str());
+    return 3;
+  }
+  return 0;
 }

@@ -1,0 +1,45 @@
+// Extraction entry point (see extract.h).
+#include "extract/extract.h"
+
+#include <cmath>
+
+namespace tensat::extract {
+
+Method parse_method(const std::string& s) {
+  if (s == "greedy") return Method::Greedy;
+  if (s == "dag") return Method::Dag;
+  if (s == "ilp") return Method::Ilp;
+  throw InputError("unknown extraction method \"" + s + "\" (expected greedy, dag or ilp)");
+}
+
+std::string to_string(Method m) {
+  switch (m) {
+    case Method::Greedy: return "greedy";
+    case Method::Dag: return "dag";
+    case Method::Ilp: return "ilp";
+  }
+  return "?";
+}
+
+ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts) {
+  g.validate();
+  switch (opts.method) {
+    case Method::Greedy: return extract_greedy(g);
+    case Method::Dag: return extract_greedy_dag(g);
+    case Method::Ilp: return extract_ilp(g, opts.ilp);
+  }
+  throw InternalError("extract: unknown method");
+}
+
+nlohmann::json summary_json(const ExtractResult& r) {
+  nlohmann::json j = nlohmann::json::object();
+  j["method"] = r.method;
+  j["cost"] = r.dag_cost;
+  j["time_s"] = r.time_s;
+  j["acyclic"] = r.acyclic;
+  j["status"] = r.status;
+  j["gap"] = std::isfinite(r.gap) ? nlohmann::json(r.gap) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace tensat::extract

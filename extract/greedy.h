@@ -1,0 +1,29 @@
+// Greedy extractors: bottom-up tree-cost greedy and the "faster greedy DAG" heuristic.
+//
+// Both skip unusable nodes (filtered, infinite cost, self-loop) and always return a
+// complete, acyclic extraction (checked), or throw InputError when a root class has no
+// acyclic option at all.
+#pragma once
+
+#include "extract/extract_graph.h"
+
+namespace tensat::extract {
+
+/// Classic greedy: per class the node minimising cost + sum of its children's tree costs,
+/// computed by a bottom-up worklist fixpoint that only accepts strict improvements (which
+/// makes the choice acyclic). status "heuristic".
+ExtractResult extract_greedy(const ExtractGraph& g);
+
+/// The same fixpoint with the given per-node costs instead of the graph's (used to repair a
+/// cyclic ILP solution). Returns the choice pruned to the roots; throws InputError when a
+/// root class has no finite acyclic option.
+Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node_costs);
+
+/// Greedy DAG (extraction-gym's faster-greedy-dag): per class keep the cheapest "cost set",
+/// a closed set of (class, node) pairs whose node costs are summed once, built from the
+/// union of the children's sets. The extraction is the roots' set. When that set is cyclic
+/// (possible, the union is not checked), the per-class best nodes are tried, then the tree
+/// greedy; status "heuristic" or "fallback-greedy".
+ExtractResult extract_greedy_dag(const ExtractGraph& g);
+
+}  // namespace tensat::extract

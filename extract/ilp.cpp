@@ -1,0 +1,510 @@
+// ILP extraction with CBC: model building, the cycle-cut loop, time-outs (see ilp.h).
+#include "extract/ilp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <CbcModel.hpp>
+#include <CbcSolver.hpp>
+#include <ClpSolve.hpp>
+#include <CoinMessageHandler.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
+#include <OsiClpSolverInterface.hpp>
+#include <spdlog/spdlog.h>
+
+#include "extract/greedy.h"
+#include "extract/reduce.h"
+
+namespace tensat::extract {
+
+OrderConstraints parse_order(const std::string& s) {
+  if (s == "none") return OrderConstraints::None;
+  if (s == "real") return OrderConstraints::Real;
+  if (s == "int") return OrderConstraints::Integer;
+  throw InputError("unknown order constraints \"" + s + "\" (expected none, real or int)");
+}
+
+std::string to_string(OrderConstraints o) {
+  switch (o) {
+    case OrderConstraints::None: return "none";
+    case OrderConstraints::Real: return "real";
+    case OrderConstraints::Integer: return "int";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+int cbc_callback(CbcModel*, int) { return 0; }
+
+// The ILP over the reduced problem. Columns: x per alive node of a non-free class, then an
+// order variable t per such class when order constraints are on.
+class IlpModel {
+ public:
+  IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts)
+      : g_(g), red_(red), opts_(opts) {
+    build();
+  }
+
+  size_t num_x() const { return node_of_col_.size(); }
+  int rows() const { return solver_.getNumRows(); }
+  int cycle_cuts() const { return cycle_cuts_; }
+
+  // Adds "not every class of this cycle keeps its cycle edge"; false if already present.
+  bool add_cycle_cut(const std::vector<ClassIdx>& cycle) {
+    std::vector<ClassIdx> key = cycle;
+    std::rotate(key.begin(), std::min_element(key.begin(), key.end()), key.end());
+    if (!seen_cycles_.insert(key).second) return false;
+    CoinPackedVector row;
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      const ClassIdx c = cycle[i], next = cycle[(i + 1) % cycle.size()];
+      for (NodeIdx n : g_.classes[c].nodes) {
+        if (col_of_node_[n] < 0) continue;
+        const auto& ch = g_.nodes[n].children;
+        if (std::find(ch.begin(), ch.end(), next) != ch.end()) row.insert(col_of_node_[n], 1.0);
+      }
+    }
+    solver_.addRow(row, -COIN_DBL_MAX, static_cast<double>(cycle.size()) - 1.0);
+    ++cycle_cuts_;
+    return true;
+  }
+
+  struct Outcome {
+    bool has_solution = false;
+    bool proven_optimal = false;
+    bool infeasible = false;
+    double objective = 0.0;
+    double bound = -std::numeric_limits<double>::infinity();
+    Choice choice;  // decoded, pruned to the roots (may be cyclic)
+  };
+
+  Outcome solve(const Choice& warm, double seconds) {
+    CbcModel model(solver_);
+    CbcSolverUsefulData data;
+    CbcMain0(model, data);
+    data.useSignalHandler_ = false;
+    const int log = opts_.cbc_log_level;
+    model.setLogLevel(log);
+    model.messageHandler()->setLogLevel(log);
+    model.solver()->messageHandler()->setLogLevel(log);
+    data.noPrinting_ = log == 0;
+    if (!warm.empty()) model.setMIPStart(mip_start(warm));
+    const std::string sec = std::to_string(std::max(seconds, 0.01));
+    const std::string threads = std::to_string(std::max(opts_.threads, 1));
+    const std::string log_s = std::to_string(log);
+    std::vector<const char*> argv = {"onnx-tensat-extract", "-log", log_s.c_str(), "-timeMode", "elapsed",
+                                     "-sec", sec.c_str()};
+    if (opts_.threads > 1) {
+      argv.push_back("-threads");
+      argv.push_back(threads.c_str());
+    }
+    for (const auto& a : opts_.cbc_args) argv.push_back(a.c_str());
+    argv.push_back("-solve");
+    argv.push_back("-quit");
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), model, cbc_callback, data);
+
+    Outcome out;
+    out.proven_optimal = model.isProvenOptimal();
+    out.infeasible = model.isProvenInfeasible();
+    out.bound = model.getBestPossibleObjValue();
+    const double* x = model.bestSolution();
+    if (x && model.getSolutionCount() > 0) {
+      out.has_solution = true;
+      out.objective = model.getObjValue();
+      out.choice = decode(x);
+    }
+    return out;
+  }
+
+ private:
+  void build() {
+    const size_t N = g_.nodes.size(), C = g_.classes.size();
+    col_of_node_.assign(N, -1);
+    for (NodeIdx n = 0; n < N; ++n)
+      if (red_.node_alive[n] && !red_.class_free[g_.nodes[n].eclass]) {
+        col_of_node_[n] = static_cast<int>(node_of_col_.size());
+        node_of_col_.push_back(n);
+      }
+    const int nx = static_cast<int>(node_of_col_.size());
+    order_col_.assign(C, -1);
+    int ncols = nx;
+    if (opts_.order != OrderConstraints::None)
+      for (ClassIdx c = 0; c < C; ++c)
+        if (red_.class_alive[c] && !red_.class_free[c]) order_col_[c] = ncols++;
+    const double M = static_cast<double>(ncols - nx);
+
+    std::vector<double> collb(ncols, 0.0), colub(ncols, 1.0), obj(ncols, 0.0);
+    for (int i = 0; i < nx; ++i) obj[i] = g_.nodes[node_of_col_[i]].cost;
+    for (int i = nx; i < ncols; ++i)
+      colub[i] = opts_.order == OrderConstraints::Integer ? std::max(M - 1.0, 0.0) : 1.0;
+
+    // Rows as triplets (appending rows one by one to a CoinPackedMatrix is quadratic).
+    std::vector<int> tri_row, tri_col;
+    std::vector<double> tri_val, rowlb, rowub;
+    auto add = [&](const CoinPackedVector& v, double lb, double ub) {
+      const int r = static_cast<int>(rowlb.size());
+      for (int i = 0; i < v.getNumElements(); ++i) {
+        tri_row.push_back(r);
+        tri_col.push_back(v.getIndices()[i]);
+        tri_val.push_back(v.getElements()[i]);
+      }
+      rowlb.push_back(lb);
+      rowub.push_back(ub);
+    };
+    auto is_root = [&](ClassIdx c) {
+      return std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
+    };
+    // One node in each root class, at most one elsewhere.
+    for (ClassIdx c = 0; c < C; ++c) {
+      if (!red_.class_alive[c] || red_.class_free[c]) continue;
+      CoinPackedVector v;
+      for (NodeIdx n : g_.classes[c].nodes)
+        if (col_of_node_[n] >= 0) v.insert(col_of_node_[n], 1.0);
+      if (is_root(c)) {
+        if (v.getNumElements() == 1) collb[v.getIndices()[0]] = 1.0;  // single-node root: fixed
+        add(v, 1.0, 1.0);
+      } else if (v.getNumElements() > 1) {
+        add(v, -COIN_DBL_MAX, 1.0);
+      }
+    }
+    // A chosen node needs a chosen node in every (non-free) child class.
+    for (int i = 0; i < nx; ++i) {
+      const NodeIdx n = node_of_col_[i];
+      for (ClassIdx k : g_.child_classes(n)) {
+        if (red_.class_free[k]) continue;
+        CoinPackedVector v;
+        v.insert(i, 1.0);
+        for (NodeIdx m : g_.classes[k].nodes)
+          if (col_of_node_[m] >= 0) v.insert(col_of_node_[m], -1.0);
+        add(v, -COIN_DBL_MAX, 0.0);
+      }
+    }
+    // Topological order (TENSAT constraints 4-5): x_n = 1 => t_class(n) >= t_child + eps.
+    if (opts_.order != OrderConstraints::None) {
+      const bool integer = opts_.order == OrderConstraints::Integer;
+      const double eps = integer ? 1.0 : 1.0 / (M + 1.0);
+      const double A = integer ? M + 1.0 : 2.0;
+      for (int i = 0; i < nx; ++i) {
+        const NodeIdx n = node_of_col_[i];
+        const ClassIdx c = g_.nodes[n].eclass;
+        for (ClassIdx k : g_.child_classes(n)) {
+          if (red_.class_free[k]) continue;
+          CoinPackedVector v;
+          v.insert(order_col_[c], 1.0);
+          v.insert(order_col_[k], -1.0);
+          v.insert(i, -A);
+          add(v, eps - A, COIN_DBL_MAX);
+        }
+      }
+    }
+    const CoinPackedMatrix rows(false, tri_row.data(), tri_col.data(), tri_val.data(),
+                                static_cast<CoinBigIndex>(tri_val.size()));
+    CoinPackedMatrix full(rows);
+    full.setDimensions(static_cast<int>(rowlb.size()), ncols);
+    solver_.loadProblem(full, collb.data(), colub.data(), obj.data(), rowlb.data(), rowub.data());
+    for (int i = 0; i < nx; ++i) solver_.setInteger(i);
+    if (opts_.order == OrderConstraints::Integer)
+      for (int i = nx; i < ncols; ++i) solver_.setInteger(i);
+    solver_.messageHandler()->setLogLevel(0);
+    // The default initial LP solve picks the "idiot" crash for large models, which is very
+    // slow on these (minutes on bert); plain dual simplex with presolve takes a second.
+    ClpSolve lp_options;
+    lp_options.setSolveType(ClpSolve::useDual);
+    lp_options.setPresolveType(ClpSolve::presolveOn);
+    solver_.setSolveOptions(lp_options);
+    solver_.setIntParam(OsiNameDiscipline, 1);
+    for (int i = 0; i < ncols; ++i) solver_.setColName(i, "c" + std::to_string(i));
+    order_eps_ = opts_.order == OrderConstraints::Integer ? 1.0 : 1.0 / (M + 1.0);
+
+    if (opts_.order == OrderConstraints::None && opts_.precut_cycle_length >= 2)
+      precut_short_cycles();
+  }
+
+  // Cuts every simple cycle of the class graph (edges of candidate nodes) up to
+  // precut_cycle_length classes, enumerated from each cycle's smallest class inside its
+  // strongly connected component. Most cycles of TENSAT e-graphs (Split/Concat) are short.
+  void precut_short_cycles() {
+    const size_t C = g_.classes.size();
+    std::vector<std::vector<ClassIdx>> succ(C);
+    for (NodeIdx n : node_of_col_)
+      for (ClassIdx k : g_.child_classes(n))
+        if (!red_.class_free[k]) succ[g_.nodes[n].eclass].push_back(k);
+    for (auto& s : succ) {
+      std::sort(s.begin(), s.end());
+      s.erase(std::unique(s.begin(), s.end()), s.end());
+    }
+    const std::vector<uint32_t> comp = scc(succ);
+    std::vector<ClassIdx> path;
+    std::vector<char> on_path(C, 0);
+    const size_t max_len = static_cast<size_t>(opts_.precut_cycle_length);
+    // Depth-first from `start` through larger classes of the same component.
+    auto dfs = [&](auto&& self, ClassIdx start, ClassIdx v) -> bool {
+      for (ClassIdx w : succ[v]) {
+        if (comp[w] != comp[start]) continue;
+        if (w == start) {
+          add_cycle_cut(path);
+          if (cycle_cuts_ >= opts_.max_precuts) return false;
+        } else if (w > start && !on_path[w] && path.size() < max_len) {
+          path.push_back(w);
+          on_path[w] = 1;
+          const bool go_on = self(self, start, w);
+          on_path[w] = 0;
+          path.pop_back();
+          if (!go_on) return false;
+        }
+      }
+      return true;
+    };
+    for (ClassIdx s = 0; s < C; ++s) {
+      path = {s};
+      on_path[s] = 1;
+      const bool go_on = dfs(dfs, s, s);
+      on_path[s] = 0;
+      if (!go_on) {
+        spdlog::warn("ilp: stopped pre-cutting cycles at {} cuts", cycle_cuts_);
+        break;
+      }
+    }
+  }
+
+  // Strongly connected components (iterative Tarjan); returns a component id per vertex.
+  static std::vector<uint32_t> scc(const std::vector<std::vector<ClassIdx>>& succ) {
+    const size_t V = succ.size();
+    constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> index(V, kNone), low(V, 0), comp(V, kNone);
+    std::vector<ClassIdx> stack;
+    std::vector<char> on_stack(V, 0);
+    std::vector<std::pair<ClassIdx, size_t>> call;
+    uint32_t next = 0, ncomp = 0;
+    for (ClassIdx root = 0; root < V; ++root) {
+      if (index[root] != kNone) continue;
+      call.push_back({root, 0});
+      while (!call.empty()) {
+        auto& [v, i] = call.back();
+        if (i == 0 && index[v] == kNone) {
+          index[v] = low[v] = next++;
+          stack.push_back(v);
+          on_stack[v] = 1;
+        }
+        if (i < succ[v].size()) {
+          const ClassIdx w = succ[v][i++];
+          if (index[w] == kNone) {
+            call.push_back({w, 0});
+          } else if (on_stack[w]) {
+            low[v] = std::min(low[v], index[w]);
+          }
+          continue;
+        }
+        if (low[v] == index[v]) {
+          ClassIdx w;
+          do {
+            w = stack.back();
+            stack.pop_back();
+            on_stack[w] = 0;
+            comp[w] = ncomp;
+          } while (w != v);
+          ++ncomp;
+        }
+        const ClassIdx done = v;
+        call.pop_back();
+        if (!call.empty()) low[call.back().first] = std::min(low[call.back().first], low[done]);
+      }
+    }
+    return comp;
+  }
+
+  // Column values for a choice (x, and order levels when order constraints are on).
+  std::vector<std::pair<std::string, double>> mip_start(const Choice& choice) const {
+    std::vector<double> val(static_cast<size_t>(solver_.getNumCols()), 0.0);
+    for (size_t c = 0; c < choice.size(); ++c)
+      if (choice[c] >= 0 && col_of_node_[static_cast<size_t>(choice[c])] >= 0)
+        val[static_cast<size_t>(col_of_node_[static_cast<size_t>(choice[c])])] = 1.0;
+    if (opts_.order != OrderConstraints::None) {
+      // level(c) = 1 + max level of its (non-free) child classes; the choice is acyclic.
+      std::vector<int> level(choice.size(), -1);
+      std::vector<std::pair<ClassIdx, size_t>> stack;
+      for (ClassIdx r : g_.roots) {
+        if (red_.class_free[r]) continue;
+        stack.push_back({r, 0});
+        while (!stack.empty()) {
+          auto [c, i] = stack.back();
+          const auto& kids = g_.nodes[static_cast<size_t>(choice[c])].children;
+          if (level[c] >= 0) {
+            stack.pop_back();
+          } else if (i < kids.size()) {
+            stack.back().second++;
+            const ClassIdx k = kids[i];
+            if (!red_.class_free[k] && level[k] < 0) stack.push_back({k, 0});
+          } else {
+            int l = 0;
+            for (ClassIdx k : kids)
+              if (!red_.class_free[k]) l = std::max(l, level[k] + 1);
+            level[c] = l;
+            stack.pop_back();
+          }
+        }
+      }
+      for (size_t c = 0; c < choice.size(); ++c)
+        if (order_col_[c] >= 0 && level[c] >= 0)
+          val[static_cast<size_t>(order_col_[c])] = level[c] * order_eps_;
+    }
+    std::vector<std::pair<std::string, double>> out;
+    out.reserve(val.size());
+    for (size_t i = 0; i < val.size(); ++i) out.emplace_back("c" + std::to_string(i), val[i]);
+    return out;
+  }
+
+  // Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned.
+  Choice decode(const double* x) const {
+    Choice choice(g_.classes.size(), -1);
+    std::vector<double> best(g_.classes.size(), 0.5);
+    for (size_t i = 0; i < node_of_col_.size(); ++i) {
+      const NodeIdx n = node_of_col_[i];
+      const ClassIdx c = g_.nodes[n].eclass;
+      if (x[i] > best[c]) {
+        best[c] = x[i];
+        choice[c] = n;
+      }
+    }
+    for (size_t c = 0; c < choice.size(); ++c)
+      if (red_.class_free[c]) choice[c] = red_.free_node[c];
+    return prune_to_roots(g_, choice);
+  }
+
+  const ExtractGraph& g_;
+  const Reduction& red_;
+  const IlpOptions& opts_;
+  OsiClpSolverInterface solver_;
+  std::vector<int> col_of_node_;
+  std::vector<NodeIdx> node_of_col_;
+  std::vector<int> order_col_;
+  double order_eps_ = 1.0;
+  std::set<std::vector<ClassIdx>> seen_cycles_;
+  int cycle_cuts_ = 0;
+};
+
+// A trivial reduction (everything usable kept, nothing free) for IlpOptions::reduce = false;
+// unusable nodes still get no column.
+Reduction no_reduction(const ExtractGraph& g) {
+  Reduction r;
+  r.node_alive.resize(g.nodes.size());
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n) r.node_alive[n] = g.usable(n);
+  r.class_alive.assign(g.classes.size(), 1);
+  r.class_free.assign(g.classes.size(), 0);
+  r.free_node.assign(g.classes.size(), -1);
+  r.replacement.assign(g.nodes.size(), -1);
+  return r;
+}
+
+// An acyclic extraction that keeps as much of a (cyclic) ILP choice as the tree greedy can:
+// the ILP's nodes cost nothing, the others their cost.
+Choice repair(const ExtractGraph& g, const Choice& cyclic) {
+  std::vector<double> costs(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  for (int64_t n : cyclic)
+    if (n >= 0) costs[static_cast<size_t>(n)] = 0.0;
+  return greedy_tree_choice(g, costs);
+}
+
+}  // namespace
+
+ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
+  const auto t0 = Clock::now();
+  ExtractResult res;
+  res.method = "ilp";
+
+  const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
+  if (opts.reduce) spdlog::debug("ilp: {}", describe(red.stats));
+
+  // Warm start: the better of greedy and greedy-DAG (both checked acyclic), mapped onto the
+  // reduced problem (never more expensive).
+  ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
+  Choice incumbent = dag.dag_cost <= greedy.dag_cost ? dag.choice : greedy.choice;
+  if (opts.reduce) incumbent = map_to_reduced(g, red, incumbent);
+  check_extraction(g, incumbent, "ilp warm start");
+  double incumbent_cost = dag_cost(g, incumbent);
+  res.warm_start_cost = incumbent_cost;
+  bool improved = false;
+
+  IlpModel model(g, red, opts);
+  spdlog::debug("ilp: {} columns, {} rows, {} cycle cuts before solving", model.num_x(),
+                model.rows(), model.cycle_cuts());
+
+  double bound = -std::numeric_limits<double>::infinity();
+  std::string status;
+  for (int round = 0; round < opts.max_rounds; ++round) {
+    // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
+    const double left = 0.9 * (opts.time_limit_s - seconds_since(t0)) - 0.1;
+    if (left <= 0.0) break;
+    auto out = model.solve(opts.warm_start ? incumbent : Choice{}, left);
+    res.ilp_rounds = round + 1;
+    bound = std::max(bound, out.bound);  // every round solves a relaxation: a valid bound
+    if (!out.has_solution) {
+      if (out.infeasible) {
+        spdlog::error("ilp: CBC reports the model infeasible although the warm start is feasible");
+        status = "ilp-failed-greedy";
+      }
+      break;
+    }
+    const auto cycles = find_cycles(g, out.choice);
+    const bool valid = extraction_problem(g, out.choice).empty();
+    spdlog::debug("ilp: round {} objective {} bound {} optimal {} cycles {}", round,
+                  out.objective, out.bound, out.proven_optimal, cycles.size());
+    if (valid) {
+      const double cost = dag_cost(g, out.choice);
+      if (cost <= incumbent_cost) {
+        improved = improved || cost < incumbent_cost;
+        incumbent = out.choice;
+        incumbent_cost = cost;
+      }
+      if (out.proven_optimal) {
+        status = "optimal";
+        bound = std::max(bound, std::min(out.bound, incumbent_cost));
+      }
+      break;  // acyclic: optimal, or the time limit ended this round
+    }
+    // Cyclic (or, numerically, incomplete): cut the cycles, keep a repaired solution.
+    int added = 0;
+    for (const auto& cyc : cycles) added += model.add_cycle_cut(cyc) ? 1 : 0;
+    const Choice fixed = repair(g, out.choice);
+    const double fixed_cost = dag_cost(g, fixed);
+    if (fixed_cost < incumbent_cost) {
+      incumbent = opts.reduce ? map_to_reduced(g, red, fixed) : fixed;
+      incumbent_cost = dag_cost(g, incumbent);
+      improved = true;
+    }
+    if (added == 0) {
+      spdlog::error("ilp: round {} gave an invalid solution and no new cycle cut", round);
+      status = "ilp-failed-greedy";
+      break;
+    }
+  }
+  if (status.empty()) status = improved ? "timeout-best-found" : "timeout-greedy";
+
+  res.choice = incumbent;
+  res.status = status;
+  finish_result(g, res);
+  res.best_bound = bound;
+  if (status == "optimal") {
+    res.gap = 0.0;
+  } else if (std::isfinite(bound)) {
+    res.gap = std::max(0.0, (res.dag_cost - bound) / std::max(std::abs(res.dag_cost), 1e-12));
+  } else {
+    res.gap = std::nan("");
+  }
+  res.cycle_cuts = model.cycle_cuts();
+  res.time_s = seconds_since(t0);
+  return res;
+}
+
+}  // namespace tensat::extract

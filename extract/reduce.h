@@ -1,0 +1,46 @@
+// Safe reductions of an extraction problem before the ILP (documented in extract/README.md).
+//
+// Every rule keeps at least one optimal acyclic extraction: a removed node is either never
+// part of any acyclic extraction, or it has a kept replacement in its class that is no more
+// expensive and whose child classes are a subset of its own (so the swap adds no edge and
+// cannot close a cycle).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "extract/extract_graph.h"
+
+namespace tensat::extract {
+
+struct Reduction {
+  std::vector<char> node_alive;       ///< the node remains a candidate
+  std::vector<char> class_alive;      ///< reachable from the roots through alive nodes
+  std::vector<char> class_free;       ///< alive class fixed to its zero-cost free node
+  std::vector<int64_t> free_node;     ///< per class: the free node, or -1
+  std::vector<int64_t> replacement;   ///< per node: the kept node that replaces it, or -1
+
+  struct Stats {
+    size_t unusable = 0;     ///< filtered, infinite cost, or a child of its own class
+    size_t ungrounded = 0;   ///< a child class has no finite acyclic option
+    size_t dominated = 0;    ///< a cheaper-or-equal node with a subset of the children exists
+    size_t free = 0;         ///< nodes removed because their class is free
+    size_t unreachable = 0;  ///< not reachable from the roots through alive nodes
+    size_t nodes_left = 0;   ///< alive nodes of alive, non-free classes (ILP columns)
+    size_t classes_left = 0; ///< alive, non-free classes
+  } stats;
+};
+
+/// Computes the reduction; throws InputError when a root class has no acyclic option.
+Reduction reduce(const ExtractGraph& g);
+
+/// Maps a valid extraction to one that uses only alive nodes (dominated nodes replaced, free
+/// classes set to their free node). The result is valid and its DAG cost is not higher.
+/// Throws InternalError when a node has no replacement (the input was not valid).
+Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& choice);
+
+/// One line summarising the statistics, for logs.
+std::string describe(const Reduction::Stats& s);
+
+}  // namespace tensat::extract

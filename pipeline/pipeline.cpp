@@ -1,0 +1,218 @@
+// The onnx-tensat pipeline (see pipeline.h).
+#include "pipeline/pipeline.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include "egraph/bridge.h"
+#include "egraph/cycle_filter.h"
+#include "egraph/rewrite.h"
+#include "egraph/runner.h"
+#include "exporter/exporter.h"
+#include "extract/extract.h"
+#include "extract/serialize_json.h"
+#include "gpu_cost/cost_model.h"
+#include "gpu_cost/gpu_executor.h"
+#include "gpu_cost/gpu_runtime.h"
+#include "importer/importer.h"
+#include "pipeline/costing.h"
+#include "pipeline/egraph_extract.h"
+#include "pipeline/rule_sources.h"
+
+namespace tensat {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Removes the staging file unless it was moved into place.
+struct Staging {
+  std::string path;
+  bool keep = false;
+  ~Staging() {
+    if (!keep && !path.empty()) ::unlink(path.c_str());
+  }
+};
+
+std::string staging_path(const std::string& out) {
+  std::filesystem::path p(out);
+  std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  return dir + "/." + p.filename().string() + ".tensat-" + std::to_string(::getpid()) + ".onnx";
+}
+
+std::unique_ptr<cost::CostModel> make_model(const PipelineOptions& o, const ir::Graph& g) {
+  cost::CostOptions co;
+  co.profile = o.device_profile;
+  co.cache_path = o.cost_cache;
+  co.table_path = o.cost_table;
+  if (o.cost_model == "table" && co.table_path.empty()) co.table_path = o.cost_cache;
+  if (o.cost_model == "auto" && co.table_path.empty()) {
+    std::string def = default_cost_table();
+    if (!def.empty() && std::filesystem::exists(def)) co.table_path = def;
+  }
+  if (o.cost_model == "auto") {
+    std::set<std::string> sigs;
+    std::vector<const ValueType*> kids;
+    for (ir::NodeId i = 0; i < g.size(); ++i) {
+      const ir::Node& n = g.node(i);
+      kids.clear();
+      for (auto c : n.children) kids.push_back(&g.type(c));
+      if (!cost::structural_cost(n.op, kids)) sigs.insert(cost::signature(n.op, kids));
+    }
+    co.required.assign(sigs.begin(), sigs.end());
+  }
+  try {
+    return cost::make_cost_model(o.cost_model, co);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("cost model: ") + e.what());
+  }
+}
+
+std::string resolve_verify(const std::string& v) {
+  if (v == "auto") return gpu::available() ? "gpu" : "cpu";
+  if (v == "gpu" && !gpu::available()) throw UsageError("--verify gpu: no GPU is available on this machine");
+  return v;
+}
+
+}  // namespace
+
+void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
+  auto t_start = Clock::now();
+  rep.input = o.input;
+  rep.output = o.output;
+  for (const auto& [name, allowed] : std::vector<std::pair<std::string, std::set<std::string>>>{
+           {o.cycle_filter, {"efficient", "vanilla", "none"}},
+           {o.extract, {"greedy", "dag", "ilp"}},
+           {o.ilp_order, {"none", "real", "int"}},
+           {o.cost_model, {"auto", "cuda", "roofline", "table"}},
+           {o.verify, {"auto", "gpu", "cpu", "off"}}}) {
+    if (!allowed.count(name)) throw UsageError("unknown choice '" + name + "'");
+  }
+  std::string verify_method = o.verify == "off" ? "off" : resolve_verify(o.verify);
+
+  // ---- import --------------------------------------------------------------------------
+  auto t = Clock::now();
+  ImportOptions iopts;
+  iopts.input_shapes = o.input_shapes;
+  ImportResult imp = import_onnx_file(o.input, iopts);
+  rep.times["import"] = since(t);
+  rep.ops_before = imp.stats.onnx_op_counts;
+  rep.opaque_nodes = imp.stats.opaque_nodes;
+
+  // ---- rules and cost model ---------------------------------------------------------------
+  std::vector<Rewrite> rules;
+  try {
+    rules = compile_rewrites(load_rule_sources(o.rule_files));
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  rep.egraph.rules = rules.size();
+  auto model = make_model(o, imp.graph);
+  rep.cost_model = model->name();
+  rep.cost_before = graph_cost(imp.graph, *model);
+
+  // ---- explore ----------------------------------------------------------------------------
+  t = Clock::now();
+  EGraph eg;
+  EClassId root = add_graph(eg, imp.graph);
+  RunnerConfig rc;
+  rc.node_limit = o.node_limit;
+  rc.iter_limit = o.iter_limit;
+  rc.time_limit_s = o.time_limit_s;
+  rc.k_multi = o.k_multi;
+  rc.cycle_filter = *cycle_filter_from_name(o.cycle_filter);
+  RunReport run = Runner(eg).with_config(rc).run(rules);
+  rep.times["explore"] = since(t);
+  rep.egraph.nodes = run.nodes;
+  rep.egraph.classes = run.classes;
+  rep.egraph.iterations = run.iterations.size();
+  rep.egraph.filtered = run.filtered;
+  rep.egraph.stop_reason = std::string(stop_reason_name(run.stop_reason));
+  rep.rule_summary = run.summary();
+  {
+    auto totals = run.totals();
+    for (size_t r = 0; r < totals.size(); ++r)
+      if (totals[r].matches || totals[r].applied)
+        rep.rule_stats[run.rule_names[r]] = {{"matches", totals[r].matches}, {"applied", totals[r].applied}};
+  }
+
+  // ---- extract ----------------------------------------------------------------------------
+  t = Clock::now();
+  std::vector<double> costs = enode_costs(eg, *model);
+  ExtractView view = to_extract_graph(eg, root, costs);
+  if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
+  extract::ExtractOptions eo;
+  eo.method = extract::parse_method(o.extract);
+  eo.ilp.time_limit_s = o.ilp_time_limit_s;
+  eo.ilp.threads = o.threads;
+  eo.ilp.order = extract::parse_order(o.ilp_order);
+  if (o.progress && eo.method == extract::Method::Ilp)
+    std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
+                 view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);
+  extract::ExtractResult ex = extract::extract(view.graph, eo);
+  ir::Graph best = choice_to_graph(eg, root, view, ex.choice);
+  rep.times["extract"] = since(t);
+  rep.extraction.method = ex.method;
+  rep.extraction.status = ex.status;
+  rep.extraction.gap = ex.gap;
+  rep.extraction.dag_cost = ex.dag_cost;
+  rep.cost_after = graph_cost(best, *model);
+  model->flush();
+
+  // ---- export (to a staging file next to the output) ----------------------------------------
+  t = Clock::now();
+  Staging staging{staging_path(o.output)};
+  ExportStats es;
+  export_onnx_file(best, imp.weights, imp.ctx, staging.path, {}, &es);
+  rep.times["export"] = since(t);
+  rep.ops_after = es.op_counts;
+  if (!es.checker_skipped_reason.empty())
+    spdlog::warn("ONNX checker skipped: {}; relying on the numeric verification", es.checker_skipped_reason);
+
+  // ---- verify -----------------------------------------------------------------------------
+  t = Clock::now();
+  if (verify_method != "off" || o.measure) {
+    ImportResult opt = import_onnx_file(staging.path, iopts);
+    if (verify_method != "off") {
+      rep.verify = verify_models(imp, opt, verify_method, o.seed);
+      rep.verify_ran = true;
+    }
+    if (o.measure && gpu::available()) {
+      std::unordered_map<std::string, refexec::Tensor> inputs;
+      for (const auto& n : imp.graph.nodes()) {
+        if (n.op != Op::Input) continue;
+        auto leaf = parse_leaf_id(imp.graph.node(n.children[0]).sym);
+        if (leaf && leaf->type.dtype == DType::F32)
+          inputs[leaf->name] = refexec::random_tensor(leaf->type.shape, o.seed);
+      }
+      if (imp.stats.opaque_nodes == 0) {
+        rep.measured_before_ms = gpu::time_ms(imp.graph, imp.weights, inputs);
+        rep.measured_after_ms = gpu::time_ms(opt.graph, opt.weights, inputs);
+        rep.measured = true;
+      } else {
+        spdlog::warn("--measure: the model has opaque nodes, which the GPU executor cannot run; not measured");
+      }
+    }
+  }
+  rep.times["verify"] = since(t);
+
+  if (rep.verify_ran && !rep.verify.passed && !o.force) {
+    rep.times["total"] = since(t_start);
+    throw VerificationError("verification failed (" + rep.verify.method + "): " + rep.verify.failure +
+                            "; nothing written (use --force to write anyway)");
+  }
+  if (std::rename(staging.path.c_str(), o.output.c_str()) != 0)
+    throw std::runtime_error(o.output + ": cannot move the written model into place");
+  staging.keep = true;
+  rep.written = true;
+  rep.times["total"] = since(t_start);
+}
+
+}  // namespace tensat

@@ -1,0 +1,63 @@
+// The onnx-tensat pipeline: import -> explore -> extract -> export -> verify -> report.
+//
+// Each phase is one call into its part (importer/, egraph/ + rules/, extract/, exporter/,
+// verification here); this file only wires them and collects the report data.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pipeline/options.h"
+#include "pipeline/verify.h"
+
+namespace tensat {
+
+/// Verification failed (exit status 3); the message names the output and the error.
+class VerificationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Bad usage found by the pipeline (exit status 2): unknown flag values, unreadable rules.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PipelineReport {
+  std::string input, output;
+  std::string cost_model;
+  double cost_before = 0, cost_after = 0;     ///< ms, same cost model
+  std::map<std::string, double> times;        ///< import, explore, extract, export, verify, total (s)
+  struct {
+    size_t nodes = 0, classes = 0, iterations = 0, filtered = 0;
+    std::string stop_reason;
+    size_t rules = 0;
+  } egraph;
+  struct {
+    std::string method, status;
+    double gap = 0, dag_cost = 0;
+  } extraction;
+  VerifyResult verify;
+  bool verify_ran = false;
+  std::map<std::string, int> ops_before, ops_after;
+  bool measured = false;
+  double measured_before_ms = 0, measured_after_ms = 0;
+  int opaque_nodes = 0;
+  std::string rule_summary;                   ///< per-rule table (matches, applied)
+  nlohmann::json rule_stats;                  ///< per rule: matches, applied
+  bool written = false;
+
+  nlohmann::json to_json() const;
+  /// onnxsim-style table on stderr.
+  void print(FILE* out) const;
+};
+
+/// Runs the whole pipeline. Throws ImportError/UsageError (exit 2), VerificationError
+/// (exit 3, after filling `report`), anything else is an internal error (exit 1).
+void run_pipeline(const PipelineOptions& opts, PipelineReport& report);
+
+}  // namespace tensat

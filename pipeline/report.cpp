@@ -1,0 +1,81 @@
+// PipelineReport: the JSON report (--report) and the human table on stderr.
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "pipeline/pipeline.h"
+
+namespace tensat {
+
+nlohmann::json PipelineReport::to_json() const {
+  nlohmann::json j;
+  j["input"] = input;
+  j["output"] = output;
+  j["written"] = written;
+  j["cost_model"] = cost_model;
+  j["cost_before"] = cost_before;
+  j["cost_after"] = cost_after;
+  j["speedup_pct"] = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
+  j["times"] = times;
+  j["egraph"] = {{"nodes", egraph.nodes},          {"classes", egraph.classes},
+                 {"iterations", egraph.iterations}, {"stop_reason", egraph.stop_reason},
+                 {"filtered", egraph.filtered},     {"rules", egraph.rules}};
+  j["extraction"] = {{"method", extraction.method}, {"status", extraction.status}};
+  j["extraction"]["gap"] = std::isnan(extraction.gap) ? nlohmann::json() : nlohmann::json(extraction.gap);
+  if (verify_ran) {
+    j["verify"] = {{"method", verify.method},
+                   {"passed", verify.passed},
+                   {"max_abs_err", verify.max_abs_err},
+                   {"compared", verify.compared},
+                   {"opaque_regions", verify.opaque_regions}};
+    if (!verify.passed) j["verify"]["failure"] = verify.failure;
+  } else {
+    j["verify"] = {{"method", "off"}, {"passed", nullptr}, {"max_abs_err", nullptr}};
+  }
+  j["ops_before"] = ops_before;
+  j["ops_after"] = ops_after;
+  j["opaque_nodes"] = opaque_nodes;
+  j["rules_fired"] = rule_stats.is_null() ? nlohmann::json::object() : rule_stats;
+  if (measured) j["measured"] = {{"before_ms", measured_before_ms}, {"after_ms", measured_after_ms}};
+  return j;
+}
+
+void PipelineReport::print(FILE* out) const {
+  std::set<std::string> ops;
+  for (auto& [k, v] : ops_before) ops.insert(k);
+  for (auto& [k, v] : ops_after) ops.insert(k);
+  std::fprintf(out, "onnx-tensat: %s -> %s\n", input.c_str(), output.c_str());
+  std::fprintf(out, "+----------------------+------------+------------+\n");
+  std::fprintf(out, "| %-20s | %10s | %10s |\n", "op", "original", "optimized");
+  std::fprintf(out, "+----------------------+------------+------------+\n");
+  int tb = 0, ta = 0;
+  for (const auto& op : ops) {
+    int b = ops_before.count(op) ? ops_before.at(op) : 0, a = ops_after.count(op) ? ops_after.at(op) : 0;
+    tb += b;
+    ta += a;
+    std::fprintf(out, "| %-20s | %10d | %10d |\n", op.c_str(), b, a);
+  }
+  std::fprintf(out, "+----------------------+------------+------------+\n");
+  std::fprintf(out, "| %-20s | %10d | %10d |\n", "total", tb, ta);
+  std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", "predicted cost (ms)", cost_before, cost_after);
+  if (measured) std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", "measured (ms)", measured_before_ms, measured_after_ms);
+  std::fprintf(out, "+----------------------+------------+------------+\n");
+  double speedup = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
+  std::fprintf(out, "predicted speedup %.1f%% (cost model %s)\n", speedup, cost_model.c_str());
+  std::fprintf(out, "e-graph: %zu e-nodes, %zu e-classes, %zu iterations, stop: %s, %zu filtered by the cycle filter\n",
+               egraph.nodes, egraph.classes, egraph.iterations, egraph.stop_reason.c_str(), egraph.filtered);
+  std::fprintf(out, "extraction: %s, %s", extraction.method.c_str(), extraction.status.c_str());
+  if (!std::isnan(extraction.gap) && extraction.method == "ilp") std::fprintf(out, ", gap %.3g", extraction.gap);
+  std::fprintf(out, "\n");
+  if (verify_ran)
+    std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s\n",
+                 verify.passed ? "passed" : "FAILED", verify.method.c_str(), verify.compared, verify.max_abs_err,
+                 verify.opaque_regions ? (", " + std::to_string(verify.opaque_regions) + " opaque nodes as region boundaries").c_str() : "");
+  else
+    std::fprintf(out, "verification: off\n");
+  auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
+  std::fprintf(out, "time: import %.3f s, explore %.3f s, extract %.3f s, export %.3f s, verify %.3f s, total %.3f s\n",
+               tm("import"), tm("explore"), tm("extract"), tm("export"), tm("verify"), tm("total"));
+}
+
+}  // namespace tensat

@@ -1,0 +1,20 @@
+// Where rules and cost tables come from: the built-in rule set, rule files named on the
+// command line (.rules text, or TASO's .pb collection), and the committed cost table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "egraph/rule_spec.h"
+
+namespace tensat {
+
+/// Built-in rules when `files` is empty; else the rules of every file (by extension: .pb is
+/// a TASO rule collection, anything else our text format). Throws std::runtime_error with
+/// the file (and line) on a bad file.
+std::vector<RuleSpec> load_rule_sources(const std::vector<std::string>& files);
+
+/// The committed table of GPU-measured costs, or "" if none is installed.
+std::string default_cost_table();
+
+}  // namespace tensat

@@ -1,0 +1,161 @@
+// Verification implementation (see verify.h).
+#include "pipeline/verify.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "gpu_cost/gpu_executor.h"
+#include "refexec/executor.h"
+
+namespace tensat {
+
+namespace {
+
+using Key = std::string;  // "out:NAME" | "opaque:FIRST_OUTPUT#CHILD" | "opq:FIRST_OUTPUT#K"
+
+uint64_t seed_of(const std::string& s, uint64_t seed) { return std::hash<std::string>()(s) ^ (seed * 0x9e3779b97f4a7c15ULL); }
+
+std::string first_output(const OpaqueNode& on) {
+  for (const auto& o : on.node.output())
+    if (!o.empty()) return o;
+  return on.node.name();
+}
+
+struct Prepared {
+  ir::Graph graph;                                     // root: noop over the compared points
+  std::vector<Key> keys;                               // one per root child
+  std::unordered_map<ir::NodeId, refexec::Tensor> provided;
+  int opaque = 0;
+};
+
+// Finds the comparison points and the provided opaque values of one imported model.
+Prepared prepare(const ImportResult& m, uint64_t seed) {
+  Prepared p;
+  p.graph = m.graph;
+  const ir::Graph& g = m.graph;
+  std::map<Key, ir::NodeId> points;
+  std::vector<ir::NodeId> outs = g.outputs();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const ValueType& t = g.type(outs[i]);
+    if (t.tensor.dtype == DType::F32) points["out:" + m.ctx.output_names[i]] = outs[i];
+  }
+  for (ir::NodeId n = 0; n < g.size(); ++n) {
+    const ir::Node& nd = g.node(n);
+    if (nd.op == Op::Opaque) {
+      auto id = parse_opaque_id(g.node(nd.children[0]).sym);
+      const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
+      std::string name = first_output(on);
+      p.opaque++;
+      for (size_t c = 1; c < nd.children.size(); ++c) {
+        const ValueType& t = g.type(nd.children[c]);
+        if (t.kind == Kind::Tensor && t.tensor.dtype == DType::F32)
+          points["opaque:" + name + "#" + std::to_string(c)] = nd.children[c];
+      }
+      if (id->outputs.size() == 1) {
+        p.provided[n] = refexec::random_tensor(id->outputs[0].shape, seed_of(name, seed));
+      }
+    } else if (nd.op == Op::Select) {
+      const ir::Node& t = g.node(nd.children[1]);
+      if (t.op != Op::Opaque) continue;
+      auto id = parse_opaque_id(g.node(t.children[0]).sym);
+      const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
+      int64_t k = g.node(nd.children[0]).num;
+      std::string name = on.node.output(static_cast<int>(k));
+      p.provided[n] = refexec::random_tensor(g.type(n).tensor.shape, seed_of(name, seed));
+    }
+  }
+  std::vector<ir::NodeId> kids;
+  for (auto& [k, v] : points) {
+    p.keys.push_back(k);
+    kids.push_back(v);
+  }
+  if (kids.empty()) return p;
+  p.graph.set_root(p.graph.op(Op::Noop, kids));
+  // Provided ids stay valid: compact() would renumber, so keep the full graph (run() only
+  // evaluates what the root needs).
+  return p;
+}
+
+std::unordered_map<std::string, refexec::Tensor> make_inputs(const ImportResult& m, uint64_t seed) {
+  std::unordered_map<std::string, refexec::Tensor> in;
+  for (const auto& n : m.graph.nodes()) {
+    if (n.op != Op::Input) continue;
+    auto leaf = parse_leaf_id(m.graph.node(n.children[0]).sym);
+    if (!leaf || leaf->type.dtype != DType::F32) continue;
+    in[leaf->name] = refexec::random_tensor(leaf->type.shape, seed_of("input:" + leaf->name, seed));
+  }
+  return in;
+}
+
+refexec::RunResult run_with(const std::string& method, const Prepared& p, const WeightStore& w,
+                            const std::unordered_map<std::string, refexec::Tensor>& inputs) {
+  refexec::RunOptions opts;
+  opts.provided = p.provided;
+  if (method == "gpu") return gpu::run(p.graph, w, inputs, opts);
+  return refexec::run(p.graph, w, inputs, opts);
+}
+
+}  // namespace
+
+VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, const std::string& method,
+                           uint64_t seed, Tolerance tol) {
+  auto t0 = std::chrono::steady_clock::now();
+  VerifyResult r;
+  r.method = method;
+  Prepared a = prepare(original, seed), b = prepare(optimized, seed);
+  r.opaque_regions = a.opaque;
+  if (a.keys != b.keys) {
+    r.failure = "the optimized model does not have the same outputs and opaque nodes as the original";
+    return r;
+  }
+  if (a.keys.empty()) {
+    r.passed = true;
+    return r;
+  }
+  auto inputs = make_inputs(original, seed);
+  refexec::RunResult ra = run_with(method, a, original.weights, inputs);
+  refexec::RunResult rb = run_with(method, b, optimized.weights, inputs);
+  r.passed = true;
+  for (size_t i = 0; i < a.keys.size(); ++i) {
+    const refexec::Tensor& x = ra.outputs[i];
+    const refexec::Tensor& y = rb.outputs[i];
+    r.compared++;
+    const std::string what = a.keys[i].rfind("out:", 0) == 0 ? "output '" + a.keys[i].substr(4) + "'"
+                                                              : "input " + a.keys[i].substr(7) + " of an opaque node";
+    if (x.shape != y.shape) {
+      r.passed = false;
+      r.failure = what + ": shape " + shape_str(y.shape) + " differs from the original " + shape_str(x.shape);
+      break;
+    }
+    double scale = 0;
+    for (float v : x.data)
+      if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    for (size_t k = 0; k < x.data.size(); ++k) {
+      double u = x.data[k], v = y.data[k];
+      if (std::isnan(u) != std::isnan(v) || (std::isinf(u) && u != v)) {
+        r.passed = false;
+        r.failure = what + ": non-finite values differ at element " + std::to_string(k);
+        break;
+      }
+      if (!std::isfinite(u)) continue;
+      double err = std::fabs(u - v);
+      r.max_abs_err = std::max(r.max_abs_err, err);
+      if (err > tol.atol * std::max(1.0, scale) + tol.rtol * std::fabs(u)) {
+        r.passed = false;
+        r.failure = what + ": element " + std::to_string(k) + " is " + std::to_string(v) + ", the original gives " +
+                    std::to_string(u) + " (abs error " + std::to_string(err) + ", output scale " +
+                    std::to_string(scale) + ")";
+        break;
+      }
+    }
+    if (!r.passed) break;
+  }
+  r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace tensat

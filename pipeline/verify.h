@@ -1,0 +1,37 @@
+// Verification: the optimized model against the original on the same random inputs.
+//
+// Both models are imported (the optimized one from the file the exporter wrote, so the
+// exporter is checked too) and run with the GPU executor or the CPU reference executor.
+// Opaque nodes are region boundaries: each opaque output gets the same random value in both
+// runs, and the inputs of every opaque node are compared as well as the graph outputs, so
+// every optimizable region between opaque nodes is checked on random region inputs.
+#pragma once
+
+#include <string>
+
+#include "importer/importer.h"
+
+namespace tensat {
+
+struct VerifyResult {
+  std::string method;        ///< cpu | gpu
+  bool passed = false;
+  double max_abs_err = 0;    ///< over all compared tensors
+  int compared = 0;          ///< tensors compared (outputs + opaque inputs)
+  int opaque_regions = 0;    ///< opaque nodes treated as boundaries
+  std::string failure;       ///< names the output and the error when !passed
+  double time_s = 0;
+};
+
+/// Tolerance for float32 results: |a - b| <= atol * max(1, scale) + rtol * |a|, scale being
+/// the largest magnitude of the reference tensor.
+struct Tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-4;
+};
+
+/// Throws refexec::ExecError (or a GPU error) if a graph cannot be evaluated.
+VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, const std::string& method,
+                           uint64_t seed, Tolerance tol = {});
+
+}  // namespace tensat

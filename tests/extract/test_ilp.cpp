@@ -1,0 +1,123 @@
+// Tests of the CBC ILP extractor: cases greedy gets wrong, cycles, order constraints.
+#include <gtest/gtest.h>
+
+#include "extract/greedy.h"
+#include "extract/ilp.h"
+#include "extract/reduce.h"
+#include "tests/extract/builders.h"
+
+namespace tensat::extract {
+namespace {
+
+IlpOptions with_order(OrderConstraints o) {
+  IlpOptions opts;
+  opts.order = o;
+  opts.time_limit_s = 30;
+  return opts;
+}
+
+TEST(Ilp, FindsTheSharedMatmulMerge) {
+  const ExtractGraph g = testing::matmul_merge();
+  for (auto o : {OrderConstraints::None, OrderConstraints::Real, OrderConstraints::Integer}) {
+    const auto r = extract_ilp(g, with_order(o));
+    EXPECT_EQ(r.status, "optimal") << to_string(o);
+    EXPECT_NEAR(r.dag_cost, 1.6, 1e-9) << to_string(o);
+    EXPECT_EQ(r.gap, 0.0);
+    EXPECT_NEAR(r.warm_start_cost, 2.0, 1e-9);
+    EXPECT_EQ(r.choice[5], 6);  // C1 = split0(M)
+    EXPECT_EQ(r.choice[6], 8);  // C2 = split1(M)
+  }
+}
+
+TEST(Ilp, AvoidsTheCheapCycle) {
+  for (const ExtractGraph& g : {testing::two_cycle(), testing::three_cycle()}) {
+    const double best = testing::brute_force_optimum(g);
+    for (auto o : {OrderConstraints::None, OrderConstraints::Real, OrderConstraints::Integer}) {
+      const auto r = extract_ilp(g, with_order(o));
+      EXPECT_TRUE(r.acyclic);
+      EXPECT_EQ(r.status, "optimal");
+      EXPECT_NEAR(r.dag_cost, best, 1e-9) << to_string(o);
+    }
+    // Without pre-cuts, the lazy cuts must find the cycle themselves.
+    IlpOptions lazy;
+    lazy.precut_cycle_length = 0;
+    const auto r = extract_ilp(g, lazy);
+    EXPECT_NEAR(r.dag_cost, best, 1e-9);
+    EXPECT_GE(r.cycle_cuts, 1);
+    EXPECT_GE(r.ilp_rounds, 2);
+  }
+  EXPECT_NEAR(testing::brute_force_optimum(testing::two_cycle()), 5.0, 1e-12);
+  EXPECT_NEAR(testing::brute_force_optimum(testing::three_cycle()), 5.0, 1e-12);
+}
+
+TEST(Ilp, OrderConstraintsAgreeOnSmallAcyclicGraphs) {
+  for (uint32_t seed = 0; seed < 15; ++seed) {
+    const ExtractGraph g = testing::random_egraph(seed, 9, /*acyclic=*/true);
+    const double best = testing::brute_force_optimum(g);
+    for (auto o : {OrderConstraints::None, OrderConstraints::Real, OrderConstraints::Integer}) {
+      const auto r = extract_ilp(g, with_order(o));
+      EXPECT_EQ(r.status, "optimal") << seed;
+      EXPECT_NEAR(r.dag_cost, best, 1e-9) << "seed " << seed << " order " << to_string(o);
+    }
+  }
+}
+
+TEST(Ilp, CycleCutsMatchBruteForceOnSmallCyclicGraphs) {
+  int checked = 0;
+  for (uint32_t seed = 0; seed < 40; ++seed) {
+    const ExtractGraph g = testing::random_egraph(seed, 8, /*acyclic=*/false);
+    const double best = testing::brute_force_optimum(g);
+    if (!std::isfinite(best)) {
+      EXPECT_THROW(extract_ilp(g), InputError) << seed;
+      continue;
+    }
+    ++checked;
+    for (bool reduce : {true, false}) {
+      IlpOptions opts;
+      opts.reduce = reduce;
+      const auto r = extract_ilp(g, opts);
+      EXPECT_EQ(r.status, "optimal") << seed;
+      EXPECT_NEAR(r.dag_cost, best, 1e-9) << "seed " << seed << " reduce " << reduce;
+    }
+    EXPECT_NEAR(extract_ilp(g, with_order(OrderConstraints::Integer)).dag_cost, best, 1e-9)
+        << seed;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(Ilp, ReductionKeepsTheOptimum) {
+  for (uint32_t seed = 100; seed < 130; ++seed) {
+    const ExtractGraph g = testing::random_egraph(seed, 8, /*acyclic=*/false);
+    Reduction red;
+    try {
+      red = reduce(g);
+    } catch (const InputError&) {
+      continue;
+    }
+    // The greedy results, mapped onto the reduced problem, stay valid and not costlier.
+    for (const auto& r : {extract_greedy(g), extract_greedy_dag(g)}) {
+      const Choice mapped = map_to_reduced(g, red, r.choice);
+      EXPECT_EQ(extraction_problem(g, mapped), "") << seed;
+      EXPECT_LE(dag_cost(g, mapped), r.dag_cost + 1e-12) << seed;
+    }
+  }
+}
+
+TEST(Ilp, TinyTimeLimitStillReturnsAValidGraph) {
+  const ExtractGraph g = testing::random_egraph(7, 60, /*acyclic=*/false);
+  IlpOptions opts;
+  opts.time_limit_s = 1e-6;
+  try {
+    const auto r = extract_ilp(g, opts);
+    EXPECT_TRUE(r.acyclic);
+    EXPECT_LE(r.dag_cost, r.warm_start_cost + 1e-12);
+    EXPECT_TRUE(r.status == "timeout-greedy" || r.status == "timeout-best-found" ||
+                r.status == "optimal")
+        << r.status;
+  } catch (const InputError&) {
+    GTEST_SKIP() << "random graph without an acyclic extraction";
+  }
+}
+
+}  // namespace
+}  // namespace tensat::extract

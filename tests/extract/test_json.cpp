@@ -1,0 +1,104 @@
+// Tests of the egraph-serialize JSON reader and writer.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "extract/extract.h"
+#include "extract/serialize_json.h"
+#include "tests/extract/builders.h"
+
+namespace tensat::extract {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("tensat_extract_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string p = temp_path(name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Json, ReadsNodesChildrenAndRoots) {
+  const auto doc = nlohmann::ordered_json::parse(R"({
+    "nodes": {
+      "x": {"op": "Input", "cost": 0, "eclass": "cx", "children": []},
+      "r1": {"op": "Relu", "cost": 2.5, "eclass": "cr", "children": ["x"]},
+      "r2": {"op": "Id", "cost": 1, "eclass": "cr", "children": ["cx"], "subsumed": true}
+    },
+    "root_eclasses": ["cr"]})");
+  const ExtractGraph g = egraph_from_json(doc, "inline");
+  ASSERT_EQ(g.classes.size(), 2u);
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.classes[0].json_id, "cx");
+  EXPECT_EQ(g.nodes[1].children, std::vector<ClassIdx>{0});
+  EXPECT_EQ(g.nodes[2].children, std::vector<ClassIdx>{0});  // a class id as child
+  EXPECT_TRUE(g.nodes[2].filtered);
+  EXPECT_EQ(g.roots, std::vector<ClassIdx>{1});
+  ExtractOptions o;
+  o.method = Method::Greedy;
+  EXPECT_NEAR(extract(g, o).dag_cost, 2.5, 1e-12);  // r2 is cheaper but subsumed
+}
+
+TEST(Json, RoundTrip) {
+  ExtractGraph g = testing::matmul_merge();
+  g.nodes[5].filtered = true;
+  const std::string p = temp_path("roundtrip.json");
+  write_egraph_json(g, p);
+  const ExtractGraph h = read_egraph_json(p);
+  std::remove(p.c_str());
+  ASSERT_EQ(h.nodes.size(), g.nodes.size());
+  ASSERT_EQ(h.classes.size(), g.classes.size());
+  // Same structure up to renumbering: compare by ids.
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ENode& a = g.nodes[n];
+    const auto it = std::find_if(h.nodes.begin(), h.nodes.end(), [&](const ENode& b) {
+      return b.json_id == g.classes[a.eclass].json_id + "__" +
+                              std::to_string(std::find(g.classes[a.eclass].nodes.begin(),
+                                                       g.classes[a.eclass].nodes.end(), n) -
+                                             g.classes[a.eclass].nodes.begin());
+    });
+    ASSERT_NE(it, h.nodes.end());
+    EXPECT_EQ(it->op, a.op);
+    EXPECT_EQ(it->cost, a.cost);
+    EXPECT_EQ(it->filtered, a.filtered);
+    ASSERT_EQ(it->children.size(), a.children.size());
+    for (size_t i = 0; i < a.children.size(); ++i)
+      EXPECT_EQ(h.classes[it->children[i]].json_id, g.classes[a.children[i]].json_id);
+  }
+  EXPECT_EQ(h.classes[h.roots.at(0)].json_id, "out");
+}
+
+TEST(Json, BadFilesNameTheFileAndTheProblem) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"notjson.json", "{nodes: ", },
+      {"nonodes.json", R"({"root_eclasses": ["a"]})"},
+      {"child.json", R"({"nodes": {"x": {"op": "a", "cost": 1, "eclass": "c", "children": ["y"]}},
+                        "root_eclasses": ["c"]})"},
+      {"noroot.json", R"({"nodes": {"x": {"op": "a", "cost": 1, "eclass": "c", "children": []}},
+                         "root_eclasses": []})"},
+      {"badroot.json", R"({"nodes": {"x": {"op": "a", "cost": 1, "eclass": "c", "children": []}},
+                          "root_eclasses": ["zz"]})"},
+      {"negcost.json", R"({"nodes": {"x": {"op": "a", "cost": -1, "eclass": "c", "children": []}},
+                          "root_eclasses": ["c"]})"},
+  };
+  for (const auto& [name, text] : cases) {
+    const std::string p = write_text(name, text);
+    try {
+      read_egraph_json(p);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+    std::remove(p.c_str());
+  }
+  EXPECT_THROW(read_egraph_json(temp_path("does-not-exist.json")), InputError);
+}
+
+}  // namespace
+}  // namespace tensat::extract

@@ -1,0 +1,71 @@
+// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S]
+//                               [--order none|real|int] [--threads N]
+// Extracts from an egraph-serialize e-graph and prints one JSON object:
+// {"method", "cost", "time_s", "acyclic", "status", "gap"}.
+// Exit codes: 0 ok, 1 usage, 2 bad input file, 3 internal error.
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "extract/extract.h"
+#include "extract/serialize_json.h"
+
+int main(int argc, char** argv) {
+  namespace ex = tensat::extract;
+  CLI::App app{"Extract the cheapest acyclic graph from an egraph-serialize JSON e-graph"};
+  std::string file, method = "ilp", order = "none";
+  double time_limit = 10.0;
+  int threads = 1;
+  bool verbose = false, no_reduce = false;
+  app.add_option("file", file, "egraph-serialize JSON file")->required();
+  app.add_option("--method", method, "greedy | dag | ilp")
+      ->check(CLI::IsMember({"greedy", "dag", "ilp"}));
+  app.add_option("--time-limit", time_limit, "ILP wall-clock limit in seconds")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--order", order, "ILP topological-order constraints: none | real | int")
+      ->check(CLI::IsMember({"none", "real", "int"}));
+  app.add_option("--threads", threads, "CBC threads")->check(CLI::PositiveNumber);
+  int cbc_log = 0;
+  app.add_option("--cbc-log", cbc_log, "CBC log level (on stdout; 0 = silent)");
+  std::string cbc_args;
+  app.add_option("--cbc-args", cbc_args, "extra CBC options, space separated (replace the default)");
+  app.add_flag("--no-reduce", no_reduce, "ILP without the problem reductions");
+  app.add_flag("-v,--verbose", verbose, "debug log on stderr");
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("extract"));
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  try {
+    const ex::ExtractGraph g = ex::read_egraph_json(file);
+    ex::ExtractOptions opts;
+    opts.method = ex::parse_method(method);
+    opts.ilp.time_limit_s = time_limit;
+    opts.ilp.threads = threads;
+    opts.ilp.order = ex::parse_order(order);
+    opts.ilp.reduce = !no_reduce;
+    opts.ilp.cbc_log_level = cbc_log;
+    if (app.count("--cbc-args")) {
+      opts.ilp.cbc_args.clear();
+      std::istringstream words(cbc_args);
+      for (std::string w; words >> w;) opts.ilp.cbc_args.push_back(w);
+    }
+    ex::ExtractResult r;
+    try {
+      r = ex::extract(g, opts);
+    } catch (const ex::InputError& e) {
+      throw ex::InputError(file + ": " + e.what());
+    }
+    std::cout << ex::summary_json(r).dump() << std::endl;
+    return 0;
+  } catch (const ex::InputError& e) {
+    std::cerr << "onnx-tensat-extract: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "onnx-tensat-extract: internal error on " << file << ": " << e.what() << std::endl;
+    return 3;
+  }
+}
