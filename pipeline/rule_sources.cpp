@@ -1,33 +1,24 @@
 // Rule and cost-table sources.
 #include "pipeline/rule_sources.h"
 
+#include <spdlog/spdlog.h>
+
 #include <filesystem>
 #include <stdexcept>
 
 #include "rules/loader.h"
-#ifdef TENSAT_HAVE_TASO_RULES
-#include "rules/taso/taso_rules.h"
-#endif
+#include "rules/taso/rule_files.h"
 
 namespace tensat {
 
 std::vector<RuleSpec> load_rule_sources(const std::vector<std::string>& files) {
-  if (files.empty()) return rules::default_rules();
-  std::vector<RuleSpec> out;
-  for (const auto& f : files) {
+  for (const auto& f : files)
     if (!std::filesystem::exists(f)) throw std::runtime_error(f + ": no such rules file");
-    std::vector<RuleSpec> part;
-    if (std::filesystem::path(f).extension() == ".pb") {
-#ifdef TENSAT_HAVE_TASO_RULES
-      part = taso::load_taso_rules(f);
-#else
-      throw std::runtime_error(f + ": TASO rule collections are not supported by this build");
-#endif
-    } else {
-      part = rules::load_rules_file(f);
-    }
-    out.insert(out.end(), part.begin(), part.end());
-  }
+  std::vector<taso::ImportReport> reports;
+  std::vector<RuleSpec> out = taso::load_rule_files(files, &reports);
+  for (const auto& r : reports)
+    for (const auto& s : r.skipped)
+      spdlog::warn("TASO rule {} cannot be expressed in our language and is not used: {}", s.rule, s.reason);
   return out;
 }
 
