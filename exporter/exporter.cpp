@@ -60,6 +60,7 @@ class Emitter {
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
   std::string apply_act(NodeId n, const std::string& y, Act a);
   void emit(NodeId n);
+  void fix_output_types(const std::vector<NodeId>& outs);
   void emit_concat(NodeId n);
   void emit_split(NodeId n);
   void gather_concat(NodeId n, int64_t axis, std::vector<std::string>& ins);
@@ -405,6 +406,31 @@ void Emitter::emit(NodeId n) {
   }
 }
 
+// A graph output declared without a shape or element type (the checker requires both), or
+// with a fixed dimension that disagrees with the static shape (after --input-shape), gets
+// the type the graph computes. Symbolic dimensions of the right rank are kept.
+void Emitter::fix_output_types(const std::vector<NodeId>& outs) {
+  for (int i = 0; i < graph_->output_size() && i < static_cast<int>(outs.size()); ++i) {
+    const ValueType& vt = g_.type(outs[static_cast<size_t>(i)]);
+    if (vt.kind != Kind::Tensor) continue;
+    auto* tp = graph_->mutable_output(i)->mutable_type();
+    if (tp->value_case() != onnx::TypeProto::kTensorType && tp->value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      continue;
+    auto* tt = tp->mutable_tensor_type();
+    if (tt->elem_type() == 0 && vt.tensor.dtype != DType::Other) tt->set_elem_type(onnx_dtype(vt.tensor.dtype));
+    const Shape& s = vt.tensor.shape;
+    bool ok = tt->has_shape() && tt->shape().dim_size() == static_cast<int>(s.size());
+    for (int d = 0; ok && d < tt->shape().dim_size(); ++d) {
+      const auto& dim = tt->shape().dim(d);
+      if (dim.has_dim_value() && dim.dim_value() != s[static_cast<size_t>(d)]) ok = false;
+    }
+    if (ok) continue;
+    tt->clear_shape();
+    auto* sh = tt->mutable_shape();
+    for (auto d : s) sh->add_dim()->set_dim_value(d);
+  }
+}
+
 onnx::ModelProto Emitter::run(ExportStats& stats) {
   // Header: everything of the source model but its graph content.
   model_ = ctx_.header;
@@ -442,6 +468,7 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
     throw ExportError("internal: graph has " + std::to_string(outs.size()) + " outputs, the model declares " +
                       std::to_string(ctx_.output_names.size()));
   for (auto o : outs) is_output_[o] = true;
+  fix_output_types(outs);
 
   // Inline nested concats / chained splits on the same axis with a single consumer.
   for (NodeId i = 0; i < N; ++i) {

@@ -300,7 +300,10 @@ void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
                         in.name() + ":1x3x224x224");
     Shape s;
     for (const auto& d : tt->shape().dim()) {
-      if (!d.has_dim_value() || d.dim_value() <= 0) {
+      if (d.has_dim_value() && d.dim_value() == 0)
+        throw ImportError(source_ + ": graph input '" + in.name() +
+                          "' has a dimension of size 0; tensors without elements are not supported");
+      if (!d.has_dim_value() || d.dim_value() < 0) {
         std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
         throw ImportError(source_ + ": graph input '" + in.name() + "' has a symbolic dimension (" + sym +
                           "); fix it with --input-shape " + in.name() + ":" +
@@ -454,10 +457,9 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
 
   load_inputs(graph, opts);
-  load_initializers(graph, opts);
-  // Overridable initializers are inputs (their names are graph inputs, loaded above).
-
   // ONNX shape inference gives the types of intermediate tensors (needed for opaque nodes).
+  // It runs while the initializers are still in the graph (it needs their shapes, and their
+  // values for data propagation, e.g. a Reshape target), after the --input-shape overrides.
   // Errors here are not fatal: our own inference covers the lowered nodes.
   try {
     onnx::ShapeInferenceOptions sio{false, 0, true};
@@ -466,6 +468,9 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     spdlog::warn("{}: ONNX shape inference failed ({}); continuing with declared shapes", source_, e.what());
   }
   collect_value_types(graph);
+  load_initializers(graph, opts);
+  // Overridable initializers are inputs (their names are graph inputs, loaded above).
+
 
   for (const auto& n : graph.node()) {
     for (const auto& i : n.input())

@@ -5,7 +5,7 @@
 // Conv whose output it alone reads (else it becomes ewmul + ewadd with per-channel weights);
 // Gemm is lowered to matmul (+ transposes of weights, scaled weights for alpha/beta);
 // Flatten to reshape; Identity and inference-mode Dropout are removed; Constant becomes a
-// weight; n-ary Concat a left-deep tree of binary concats; Split a chain of binary splits.
+// weight; Shape (of a static tensor) an int64 weight; n-ary Concat a left-deep tree of binary concats; Split a chain of binary splits.
 // Every other node, or a covered node with attributes the language cannot represent
 // exactly (dilation != 1, ceil_mode, non-f32 types, ...), is kept verbatim as an opaque node.
 // The graph outputs are joined by a noop root, in order.

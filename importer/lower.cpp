@@ -1,6 +1,7 @@
 // Lowering of covered ONNX operators onto the tensor language (see importer.h).
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -139,7 +140,7 @@ void lower_conv(Importer& im, const onnx::NodeProto& n) {
 void lower_batchnorm(Importer& im, const onnx::NodeProto& n) {
   if (n.output_size() > 1) {
     for (int i = 1; i < n.output_size(); ++i)
-      if (!n.output(i).empty()) cannot("training-mode outputs");
+      if (!n.output(i).empty() && im.consumers(n.output(i)) > 0) cannot("training-mode outputs");
   }
   if (attr_i(n, "training_mode", 0) != 0) cannot("training_mode");
   ir::NodeId x = im.value(n, 0);
@@ -268,7 +269,7 @@ void lower_unary(Importer& im, const onnx::NodeProto& n, Op op) {
 }
 
 void lower_pool(Importer& im, const onnx::NodeProto& n, Op op) {
-  if (n.output_size() > 1 && !n.output(1).empty()) cannot("MaxPool Indices output");
+  if (n.output_size() > 1 && !n.output(1).empty() && im.consumers(n.output(1)) > 0) cannot("MaxPool Indices output");
   if (attr_i(n, "ceil_mode", 0) != 0) cannot("ceil_mode");
   if (attr_i(n, "storage_order", 0) != 0) cannot("storage_order");
   ir::NodeId x = im.value(n, 0);
@@ -430,7 +431,8 @@ void lower_transpose(Importer& im, const onnx::NodeProto& n) {
 void lower_identity(Importer& im, const onnx::NodeProto& n) { im.bind(n.output(0), im.value(n, 0)); }
 
 void lower_dropout(Importer& im, const onnx::NodeProto& n) {
-  if (n.output_size() > 1 && !n.output(1).empty()) cannot("mask output is used");
+  // An optional output that is named but read by nothing is as good as absent.
+  if (n.output_size() > 1 && !n.output(1).empty() && im.consumers(n.output(1)) > 0) cannot("mask output is used");
   if (im.has_input(n, 2)) {
     const WeightData* t = im.constant(n, 2);
     if (!t || t->bytes.empty() || t->bytes[0] != 0) cannot("training_mode input may be true");
@@ -493,6 +495,30 @@ void lower_constant(Importer& im, const onnx::NodeProto& n) {
   im.bind(n.output(0), im.g().weight(name, type));
 }
 
+// Shape of a tensor: shapes are static, so it is a constant (an int64 weight), which lets a
+// following Reshape (or any reader of the shape) see a constant.
+void lower_shape(Importer& im, const onnx::NodeProto& n) {
+  ir::NodeId x = im.value(n, 0);
+  const ValueType& t = im.type_of(x);
+  if (t.kind != Kind::Tensor) cannot("operand is not a tensor");
+  const Shape& xs = t.tensor.shape;
+  int64_t r = static_cast<int64_t>(xs.size());
+  int64_t start = attr_i(n, "start", 0), end = attr_i(n, "end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  if (end <= start) cannot("empty shape slice");
+  std::vector<int64_t> v(xs.begin() + start, xs.begin() + end);
+  WeightData w;
+  w.type = TensorType{DType::I64, {static_cast<int64_t>(v.size())}};
+  w.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+  std::string name = im.weights().fresh_name(n.output(0));
+  TensorType type = w.type;
+  im.weights().put(name, std::move(w));
+  im.bind(n.output(0), im.g().weight(name, type));
+}
+
 }  // namespace
 
 bool lower_node(Importer& im, const onnx::NodeProto& n) {
@@ -517,6 +543,7 @@ bool lower_node(Importer& im, const onnx::NodeProto& n) {
       {"Identity", lower_identity},
       {"Dropout", lower_dropout},
       {"Constant", lower_constant},
+      {"Shape", lower_shape},
   };
   auto it = table.find(n.op_type());
   if (it == table.end()) return false;

@@ -138,7 +138,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.rule_summary = run.summary();
   {
     auto totals = run.totals();
-    for (size_t r = 0; r < totals.size(); ++r)
+    for (size_t r = 0; r < totals.size() && r < run.rule_names.size(); ++r)
       if (totals[r].matches || totals[r].applied)
         rep.rule_stats[run.rule_names[r]] = {{"matches", totals[r].matches}, {"applied", totals[r].applied}};
   }

@@ -5,9 +5,11 @@ For every node test that ONNX Runtime can run in its original form, onnx-tensat 
 exit 0 with a model whose outputs equal the original's (under ONNX Runtime, on the test's own
 inputs), or exit 2 with a message. Anything else (a crash, exit 1, wrong outputs) fails.
 
-usage: backend_node_tests.py ONNX_TENSAT [--summary FILE.json] [--filter SUBSTR]
+usage: backend_node_tests.py ONNX_TENSAT [--summary FILE.json] [--filter SUBSTR] [-- EXTRA TOOL FLAGS]
+  (e.g. `backend_node_tests.py build/tools/onnx-tensat-exec -- --convert` tests importer+exporter alone)
 """
 import argparse
+import glob
 import json
 import os
 import sys
@@ -20,7 +22,7 @@ import tensat_testlib as tl  # noqa: E402
 
 
 def run_case(args):
-    binary, name, model_bytes, inputs, tmp = args
+    binary, name, model_bytes, inputs, tmp, extra = args
     src = os.path.join(tmp, name + ".onnx")
     dst = os.path.join(tmp, name + ".out.onnx")
     with open(src, "wb") as f:
@@ -32,15 +34,15 @@ def run_case(args):
     except Exception:  # noqa: BLE001 - ORT cannot run it: not counted
         return name, "ort-skip", ""
     try:
-        p = tl.run_tool(binary, src, dst, timeout=120)
+        p = tl.run_tool(binary, src, dst, *extra, timeout=120)
     except Exception as e:  # noqa: BLE001
         return name, "fail", f"tool did not finish: {e}"
     if p.returncode == 2:
         msg = p.stderr.strip().splitlines()
-        return name, "refused", msg[-1] if msg else "(no message)"
+        return name, "refused", (msg[-1] if msg else "(no message)").replace(src, "MODEL")
     if p.returncode != 0:
         return name, "fail", f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
-    if os.path.exists(dst + ".tmp"):
+    if glob.glob(glob.escape(dst) + ".tmp*"):
         return name, "fail", "temporary file left behind"
     try:
         s2 = tl.session(dst)
@@ -63,7 +65,12 @@ def main():
     ap.add_argument("--summary")
     ap.add_argument("--filter", default="")
     ap.add_argument("--jobs", type=int, default=2)
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        k = argv.index("--")
+        argv, extra = argv[:k], argv[k + 1:]
+    a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     import onnx.backend.test.case.node as node_cases
 
@@ -77,7 +84,7 @@ def main():
             if a.filter not in c.name or not c.data_sets:
                 continue
             inputs, _ = c.data_sets[0]
-            work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp))
+            work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp, extra))
         with ProcessPoolExecutor(max_workers=a.jobs) as ex:
             for name, status, msg in ex.map(run_case, work, chunksize=8):
                 counts[status] += 1
@@ -85,7 +92,7 @@ def main():
                     failures.append((name, msg))
                     print(f"FAIL {name}: {msg}", flush=True)
                 elif status == "refused":
-                    key = msg.split(": error: ")[-1][:120]
+                    key = msg.split(": error: ")[-1][:300]
                     refusals.setdefault(key, []).append(name)
     runnable = counts["ok"] + counts["refused"] + counts["fail"]
     print(f"backend node tests: {len(work)} cases, {counts['ort-skip']} not runnable by ONNX Runtime, "

@@ -1,0 +1,176 @@
+// Exporter unit tests: models imported from inline ONNX text, exported, and inspected.
+#include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "egraph/sexpr.h"
+#include "exporter/exporter.h"
+#include "importer/importer.h"
+
+namespace tensat {
+namespace {
+
+ImportResult imp(const std::string& text) {
+  onnx::ModelProto m;
+  auto st = onnx::OnnxParser::Parse(m, text.c_str());
+  EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
+  return import_onnx_model(m, "test.onnx");
+}
+
+std::vector<std::string> op_types(const onnx::ModelProto& m) {
+  std::vector<std::string> v;
+  for (const auto& n : m.graph().node()) v.push_back(n.op_type());
+  return v;
+}
+
+const char* kTwoOutputs = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3] b, float[2,3] a) => (y, z) {
+  s = Add (a, b)
+  y = Relu (s)
+  z = Identity (s)
+})";
+
+TEST(Export, KeepsInterfaceAndFillsMissingOutputTypes) {
+  auto r = imp(kTwoOutputs);
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  ASSERT_EQ(m.graph().input_size(), 2);
+  EXPECT_EQ(m.graph().input(0).name(), "b");
+  EXPECT_EQ(m.graph().input(1).name(), "a");
+  ASSERT_EQ(m.graph().output_size(), 2);
+  EXPECT_EQ(m.graph().output(0).name(), "y");
+  EXPECT_EQ(m.graph().output(1).name(), "z");
+  const auto& tt = m.graph().output(1).type().tensor_type();
+  EXPECT_EQ(tt.elem_type(), onnx::TensorProto::FLOAT);
+  ASSERT_EQ(tt.shape().dim_size(), 2);
+  EXPECT_EQ(tt.shape().dim(1).dim_value(), 3);
+  EXPECT_EQ(m.opset_import(0).version(), 13);
+  EXPECT_TRUE(st.checker_ran);
+}
+
+TEST(Export, OpaqueNodesVerbatimWithDomainAndAttributes) {
+  auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+g (float[2,6] x) => (y) <float[2,6] g2> {
+  r = Relu (x)
+  l = LeakyRelu <alpha = 0.25> (r)
+  g2 = com.microsoft.Gelu (l)
+  y = Tanh (g2)
+})");
+  auto m = export_model(r.graph, r.weights, r.ctx);
+  bool leaky = false, gelu = false;
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() == "LeakyRelu") {
+      leaky = true;
+      ASSERT_EQ(n.attribute_size(), 1);
+      EXPECT_FLOAT_EQ(n.attribute(0).f(), 0.25f);
+      EXPECT_EQ(n.output(0), "l");
+    }
+    if (n.op_type() == "Gelu") {
+      gelu = true;
+      EXPECT_EQ(n.domain(), "com.microsoft");
+      EXPECT_EQ(n.input(0), "l");
+    }
+  }
+  EXPECT_TRUE(leaky && gelu);
+}
+
+TEST(Export, WeightOnlySubgraphsAreFolded) {
+  // Gemm with transB=1 imports as matmul(a, transpose(w)); the transpose of a weight is
+  // computed at export time into a new initializer.
+  auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[3,4] a) => (y) <float[2,4] w = {1,2,3,4,5,6,7,8}> {
+  y = Gemm <transB = 1> (a, w)
+})");
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  EXPECT_EQ(st.folded_weights, 1);
+  EXPECT_EQ(op_types(m), (std::vector<std::string>{"MatMul"}));
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  const auto& t = m.graph().initializer(0);
+  ASSERT_EQ(t.dims_size(), 2);
+  EXPECT_EQ(t.dims(0), 4);
+  EXPECT_EQ(t.dims(1), 2);
+  const float* v = reinterpret_cast<const float*>(t.raw_data().data());
+  EXPECT_FLOAT_EQ(v[1], 5.0f);  // w^T[0][1] = w[1][0]
+}
+
+TEST(Export, NestedConcatsBecomeOneNaryConcat) {
+  auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3] a, float[2,1] b) => (y) {
+  y = Concat <axis = 1> (a, b, a, b)
+})");
+  auto m = export_model(r.graph, r.weights, r.ctx);
+  ASSERT_EQ(op_types(m), (std::vector<std::string>{"Concat"}));
+  EXPECT_EQ(m.graph().node(0).input_size(), 4);
+}
+
+TEST(Export, SplitChainBecomesOneSplit) {
+  auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,6] x) => (a, b, c) {
+  a, b, c = Split <axis = 1> (x)
+})");
+  auto m = export_model(r.graph, r.weights, r.ctx);
+  ASSERT_EQ(op_types(m), (std::vector<std::string>{"Split"}));
+  EXPECT_EQ(m.graph().node(0).output_size(), 3);
+  EXPECT_EQ(m.graph().node(0).output(1), "b");
+}
+
+TEST(Export, OverridableInitializerStaysAnInput) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 9]>
+g (float[2,3] x, float[2,3] w = {1,2,3,4,5,6}) => (y) {
+  y = Add (x, w)
+})");
+  auto m = export_model(r.graph, r.weights, r.ctx);
+  ASSERT_EQ(m.graph().input_size(), 2);
+  EXPECT_EQ(m.graph().input(1).name(), "w");
+  ASSERT_EQ(m.graph().initializer_size(), 1);
+  EXPECT_EQ(m.graph().initializer(0).name(), "w");
+  EXPECT_EQ(m.graph().node(0).input(1), "w");
+}
+
+TEST(Export, CheckerSkippedForNewerIrVersion) {
+  auto r = imp(std::string(kTwoOutputs).replace(std::string(kTwoOutputs).find("ir_version: 8"), 13, "ir_version: 10"));
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  EXPECT_FALSE(st.checker_ran);
+  EXPECT_NE(st.checker_skipped_reason.find("IR version 10"), std::string::npos);
+  EXPECT_EQ(m.ir_version(), 10);
+}
+
+TEST(Export, AtomicWriteLeavesNoTemporaryFiles) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / ("tensat_export_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = imp(kTwoOutputs);
+  export_onnx_file(r.graph, r.weights, r.ctx, (dir / "out.onnx").string());
+  EXPECT_TRUE(fs::exists(dir / "out.onnx"));
+  EXPECT_THROW(export_onnx_file(r.graph, r.weights, r.ctx, (dir / "missing" / "out.onnx").string()), ExportError);
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  fs::remove_all(dir);
+}
+
+TEST(Export, WeightsMovedBackAfterWriting) {
+  namespace fs = std::filesystem;
+  auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,3] x) => (y) <float[2,3] w = {1,2,3,4,5,6}> {
+  y = Add (x, w)
+})");
+  std::string path = (fs::path(::testing::TempDir()) / ("tensat_w_" + std::to_string(::getpid()) + ".onnx")).string();
+  export_onnx_file(r.graph, r.weights, r.ctx, path);
+  EXPECT_EQ(r.weights.get("w").bytes.size(), 24u);
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace tensat
