@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 
 #include <CbcModel.hpp>
@@ -59,6 +60,83 @@ class IlpModel {
   size_t num_x() const { return node_of_col_.size(); }
   int rows() const { return solver_.getNumRows(); }
   int cycle_cuts() const { return cycle_cuts_; }
+  int requirement_rows() const { return requirement_rows_; }
+  int separated_rows() const { return separated_rows_; }
+
+  // Cutting planes on the LP relaxation before CBC: for a class C and a class D required by
+  // some of C's nodes (Req(n) = its child classes and what they require), the nodes of C that
+  // require D exclude each other, so sum_{n in C, D in Req(n)} x_n <= sum x(D). The family is
+  // quadratic, so only rows the current LP optimum violates are added, for a few rounds.
+  // Returns the LP bound reached.
+  double separate_requirements(Clock::time_point deadline, int max_rounds) {
+    if (!req_.computed) return -COIN_DBL_MAX;
+    const size_t V = req_.class_of.size(), W = req_.words;
+    std::vector<double> sum(V, 0.0);
+    std::vector<uint32_t> touched;
+    std::vector<std::vector<uint64_t>> nreq;
+    double obj = -COIN_DBL_MAX;
+    for (int round = 0; round < max_rounds && Clock::now() < deadline; ++round) {
+      if (round == 0) solver_.initialSolve(); else solver_.resolve();
+      if (!solver_.isProvenOptimal()) break;
+      obj = solver_.getObjValue();
+      const double* x = solver_.getColSolution();
+      std::vector<int> rstart{0}, rind;
+      std::vector<double> rval, rlb, rub;
+      for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
+        if (req_.dense[c] < 0 || req_.unusable[c]) continue;
+        const auto& cols = class_cols_[c];
+        double total = 0.0;
+        for (int i : cols) total += x[i];
+        if (total < 1e-6) continue;
+        nreq.assign(cols.size(), std::vector<uint64_t>(W, 0));
+        touched.clear();
+        for (size_t j = 0; j < cols.size(); ++j) {
+          auto& b = nreq[j];
+          for (ClassIdx k : g_.child_classes(node_of_col_[cols[j]])) {
+            if (req_.dense[k] < 0) continue;
+            const uint64_t* rk = req_.of(k);
+            for (size_t w = 0; w < W; ++w) b[w] |= rk[w];
+            const auto dk = static_cast<size_t>(req_.dense[k]);
+            b[dk / 64] |= uint64_t{1} << (dk % 64);
+          }
+          const double xv = x[cols[j]];
+          if (xv < 1e-9) continue;
+          for (size_t w = 0; w < W; ++w)
+            for (uint64_t bits = b[w]; bits; bits &= bits - 1) {
+              const auto d = static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+              if (sum[d] == 0.0) touched.push_back(d);
+              sum[d] += xv;
+            }
+        }
+        for (uint32_t d : touched) {
+          const ClassIdx dc = req_.class_of[d];
+          double have = 0.0;
+          for (int i : class_cols_[dc]) have += x[i];
+          if (sum[d] - have > 1e-4) {
+            for (size_t j = 0; j < cols.size(); ++j)
+              if ((nreq[j][d / 64] >> (d % 64)) & 1) {
+                rind.push_back(cols[j]);
+                rval.push_back(1.0);
+              }
+            for (int i : class_cols_[dc]) {
+              rind.push_back(i);
+              rval.push_back(-1.0);
+            }
+            rstart.push_back(static_cast<int>(rind.size()));
+            rlb.push_back(-COIN_DBL_MAX);
+            rub.push_back(0.0);
+          }
+          sum[d] = 0.0;
+        }
+      }
+      const int added = static_cast<int>(rlb.size());
+      spdlog::debug("ilp: separation round {}: LP {} , {} violated requirement rows", round, obj, added);
+      if (added == 0) break;
+      solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
+      separated_rows_ += added;
+    }
+    return obj;
+  }
 
   // Adds "not every class of this cycle keeps its cycle edge"; false if already present.
   bool add_cycle_cut(const std::vector<ClassIdx>& cycle) {
@@ -164,29 +242,71 @@ class IlpModel {
     auto is_root = [&](ClassIdx c) {
       return std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
     };
-    // One node in each root class, at most one elsewhere.
+    Requirements& req = req_;
+    if (opts_.requirement_rows && opts_.reduce) {
+      req = requirements(g_, red_);
+      if (req.computed) {
+        // Unusable classes, and nodes with an unusable child class, are fixed to 0.
+        for (int i = 0; i < nx; ++i) {
+          const NodeIdx n = node_of_col_[i];
+          bool dead = req.unusable[g_.nodes[n].eclass] != 0;
+          for (ClassIdx k : g_.nodes[n].children) dead = dead || req.unusable[k] != 0;
+          if (dead) colub[i] = 0.0;
+        }
+      }
+    }
+    auto mandatory = [&](ClassIdx c) { return is_root(c) || (req.computed && req.mandatory[c]); };
+    // One node in each root (and mandatory) class, at most one elsewhere.
+    std::vector<std::vector<int>>& class_cols = class_cols_;
+    class_cols.assign(C, {});
     for (ClassIdx c = 0; c < C; ++c) {
       if (!red_.class_alive[c] || red_.class_free[c]) continue;
       CoinPackedVector v;
       for (NodeIdx n : g_.classes[c].nodes)
-        if (col_of_node_[n] >= 0) v.insert(col_of_node_[n], 1.0);
-      if (is_root(c)) {
-        if (v.getNumElements() == 1) collb[v.getIndices()[0]] = 1.0;  // single-node root: fixed
+        if (col_of_node_[n] >= 0) {
+          v.insert(col_of_node_[n], 1.0);
+          class_cols[c].push_back(col_of_node_[n]);
+        }
+      if (mandatory(c)) {
+        if (v.getNumElements() == 1) collb[v.getIndices()[0]] = 1.0;  // single node: fixed
         add(v, 1.0, 1.0);
       } else if (v.getNumElements() > 1) {
         add(v, -COIN_DBL_MAX, 1.0);
       }
     }
-    // A chosen node needs a chosen node in every (non-free) child class.
-    for (int i = 0; i < nx; ++i) {
-      const NodeIdx n = node_of_col_[i];
-      for (ClassIdx k : g_.child_classes(n)) {
-        if (red_.class_free[k]) continue;
+    // A chosen node needs a chosen node in every (non-free) child class. Aggregated per
+    // (parent class, child class): the nodes of a class exclude each other, so the sum of
+    // the parent nodes that use K is at most K's sum. This dominates the per-node rows
+    // x_n <= sum x(K).
+    std::vector<ClassIdx> used_by_all;
+    for (ClassIdx c = 0; c < C; ++c) {
+      if (!red_.class_alive[c] || red_.class_free[c]) continue;
+      std::map<ClassIdx, std::vector<int>> users;  // child class -> parent columns
+      for (NodeIdx n : g_.classes[c].nodes) {
+        if (col_of_node_[n] < 0) continue;
+        for (ClassIdx k : g_.child_classes(n))
+          if (!red_.class_free[k]) users[k].push_back(col_of_node_[n]);
+      }
+      used_by_all.clear();
+      for (const auto& [k, cols] : users) {
+        if (cols.size() == class_cols[c].size()) used_by_all.push_back(k);
+        if (mandatory(c) && mandatory(k) && cols.size() == class_cols[c].size()) continue;
         CoinPackedVector v;
-        v.insert(i, 1.0);
-        for (NodeIdx m : g_.classes[k].nodes)
-          if (col_of_node_[m] >= 0) v.insert(col_of_node_[m], -1.0);
+        for (int i : cols) v.insert(i, 1.0);
+        for (int i : class_cols[k]) v.insert(i, -1.0);
         add(v, -COIN_DBL_MAX, 0.0);
+      }
+      // Requirement rows: using c implies using each immediately required class D (only
+      // where no child row says the same already).
+      if (!req.computed || req.unusable[c]) continue;
+      for (ClassIdx d : req.immediate[c]) {
+        if (std::binary_search(used_by_all.begin(), used_by_all.end(), d)) continue;
+        if (mandatory(c) && mandatory(d)) continue;
+        CoinPackedVector v;
+        for (int i : class_cols[c]) v.insert(i, 1.0);
+        for (int i : class_cols[d]) v.insert(i, -1.0);
+        add(v, -COIN_DBL_MAX, 0.0);
+        ++requirement_rows_;
       }
     }
     // Topological order (TENSAT constraints 4-5): x_n = 1 => t_class(n) >= t_child + eps.
@@ -391,6 +511,10 @@ class IlpModel {
   double order_eps_ = 1.0;
   std::set<std::vector<ClassIdx>> seen_cycles_;
   int cycle_cuts_ = 0;
+  int requirement_rows_ = 0;
+  int separated_rows_ = 0;
+  Requirements req_;
+  std::vector<std::vector<int>> class_cols_;
 };
 
 // A trivial reduction (everything usable kept, nothing free) for IlpOptions::reduce = false;
@@ -437,12 +561,22 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   bool improved = false;
 
   IlpModel model(g, red, opts);
-  spdlog::debug("ilp: {} columns, {} rows, {} cycle cuts before solving", model.num_x(),
-                model.rows(), model.cycle_cuts());
+  if (opts.separation_rounds > 0)
+    model.separate_requirements(t0 + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(0.3 * opts.time_limit_s)),
+                                opts.separation_rounds);
+  spdlog::debug("ilp: {} columns, {} rows ({} requirement rows), {} cycle cuts before solving",
+                model.num_x(), model.rows(), model.requirement_rows(), model.cycle_cuts());
 
   double bound = -std::numeric_limits<double>::infinity();
   std::string status;
-  for (int round = 0; round < opts.max_rounds; ++round) {
+  if (model.num_x() == 0) {
+    // Every class left is free: the mapped warm start costs nothing and is optimal (CBC
+    // on an empty model reports no solution and a bound of +inf).
+    status = "optimal";
+    bound = incumbent_cost;
+  }
+  for (int round = 0; round < opts.max_rounds && model.num_x() > 0; ++round) {
     // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
     const double left = 0.9 * (opts.time_limit_s - seconds_since(t0)) - 0.1;
     if (left <= 0.0) break;

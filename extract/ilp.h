@@ -27,6 +27,13 @@ struct IlpOptions {
   OrderConstraints order = OrderConstraints::None;
   bool reduce = true;          ///< apply reduce() first (see extract/README.md)
   bool warm_start = true;      ///< start CBC from the better of greedy and greedy-DAG
+  /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
+  /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
+  /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
+  bool requirement_rows = true;
+  /// LP cutting-plane rounds on node-level requirement rows before CBC (0 = off); they take
+  /// at most 30% of the time limit.
+  int separation_rounds = 20;
   int precut_cycle_length = 6; ///< before the first solve, cut every class cycle up to this length
   int max_precuts = 50000;     ///< cap on those cuts
   int max_rounds = 10000;      ///< cycle-cut rounds

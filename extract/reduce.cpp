@@ -157,11 +157,14 @@ Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& c
     stack.pop_back();
     if (seen[c]) continue;
     seen[c] = 1;
-    int64_t n = choice[c];
-    if (n < 0) throw InternalError("map_to_reduced: class " + class_name(g, c) + " unchosen");
+    int64_t n;
     if (r.class_free[c]) {
+      // A free class takes its free node whatever the input chose (or whether it chose at
+      // all: a free node's children are free classes that the input need not have used).
       n = r.free_node[c];
     } else {
+      n = choice[c];
+      if (n < 0) throw InternalError("map_to_reduced: class " + class_name(g, c) + " unchosen");
       // Replacements of replacements are possible only through free classes (handled above).
       while (n >= 0 && !r.node_alive[static_cast<size_t>(n)]) n = r.replacement[static_cast<size_t>(n)];
     }
@@ -171,6 +174,142 @@ Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& c
     for (ClassIdx k : g.nodes[static_cast<size_t>(n)].children)
       if (!seen[k]) stack.push_back(k);
   }
+  return out;
+}
+
+Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_passes) {
+  const size_t C = g.classes.size();
+  Requirements out;
+  out.immediate.assign(C, {});
+  out.mandatory.assign(C, 0);
+  out.unusable.assign(C, 0);
+  // Dense ids for the alive, non-free classes.
+  std::vector<ClassIdx> cls;
+  std::vector<int64_t> id(C, -1);
+  for (ClassIdx c = 0; c < C; ++c)
+    if (r.class_alive[c] && !r.class_free[c]) {
+      id[c] = static_cast<int64_t>(cls.size());
+      cls.push_back(c);
+    }
+  const size_t V = cls.size(), W = (V + 63) / 64;
+  out.dense = id;
+  out.class_of = cls;
+  out.words = W;
+  if (V == 0) {
+    out.computed = true;
+    return out;
+  }
+  // Per alive node of a relevant class: its relevant child ids.
+  std::vector<std::vector<std::vector<uint32_t>>> kids(V);
+  for (size_t v = 0; v < V; ++v)
+    for (NodeIdx n : g.classes[cls[v]].nodes) {
+      if (!r.node_alive[n]) continue;
+      std::vector<uint32_t> k;
+      for (ClassIdx c : g.child_classes(n))
+        if (id[c] >= 0) k.push_back(static_cast<uint32_t>(id[c]));
+      kids[v].push_back(std::move(k));
+    }
+  // Children first (DFS post-order over the class graph), so one pass settles a DAG.
+  std::vector<uint32_t> order;
+  {
+    std::vector<char> state(V, 0);
+    std::vector<std::pair<uint32_t, size_t>> stack;
+    std::vector<std::vector<uint32_t>> succ(V);
+    for (size_t v = 0; v < V; ++v) {
+      for (const auto& k : kids[v]) succ[v].insert(succ[v].end(), k.begin(), k.end());
+      std::sort(succ[v].begin(), succ[v].end());
+      succ[v].erase(std::unique(succ[v].begin(), succ[v].end()), succ[v].end());
+    }
+    for (uint32_t s = 0; s < V; ++s) {
+      if (state[s]) continue;
+      state[s] = 1;
+      stack.push_back({s, 0});
+      while (!stack.empty()) {
+        auto& [v, i] = stack.back();
+        if (i < succ[v].size()) {
+          const uint32_t w = succ[v][i++];
+          if (!state[w]) {
+            state[w] = 1;
+            stack.push_back({w, 0});
+          }
+        } else {
+          order.push_back(v);
+          stack.pop_back();
+        }
+      }
+    }
+  }
+  // Greatest fixpoint of Req(C) = AND over nodes of OR over children K of ({K} | Req(K)),
+  // starting from "everything" (any fixpoint is sound: induction on the extraction's depth).
+  std::vector<uint64_t> req(V * W, ~uint64_t{0});
+  std::vector<uint64_t> acc(W), un(W);
+  bool changed = true;
+  int pass = 0;
+  for (; changed && pass < max_passes; ++pass) {
+    changed = false;
+    for (uint32_t v : order) {
+      std::fill(acc.begin(), acc.end(), ~uint64_t{0});
+      for (const auto& k : kids[v]) {
+        std::fill(un.begin(), un.end(), 0);
+        for (uint32_t w : k) {
+          const uint64_t* rw = &req[static_cast<size_t>(w) * W];
+          for (size_t i = 0; i < W; ++i) un[i] |= rw[i];
+          un[w / 64] |= uint64_t{1} << (w % 64);
+        }
+        for (size_t i = 0; i < W; ++i) acc[i] &= un[i];
+      }
+      uint64_t* rv = &req[static_cast<size_t>(v) * W];
+      for (size_t i = 0; i < W; ++i)
+        if (rv[i] != acc[i]) {
+          rv[i] = acc[i];
+          changed = true;
+        }
+    }
+  }
+  if (changed) return out;  // not settled: no requirements (computed = false)
+  out.computed = true;
+  auto has = [&](uint32_t v, uint32_t w) {
+    return (req[static_cast<size_t>(v) * W + w / 64] >> (w % 64)) & 1;
+  };
+  std::vector<size_t> size(V, 0);
+  for (uint32_t v = 0; v < V; ++v) {
+    for (size_t i = 0; i < W; ++i) size[v] += static_cast<size_t>(__builtin_popcountll(req[v * W + i]));
+    if (has(v, v)) out.unusable[cls[v]] = 1;
+  }
+  // A class that requires an unusable class is unusable too.
+  const bool any_unusable = std::any_of(out.unusable.begin(), out.unusable.end(), [](char u) { return u != 0; });
+  for (uint32_t v = 0; v < V && any_unusable; ++v)
+    for (uint32_t w = 0; w < V && !out.unusable[cls[v]]; ++w)
+      if (has(v, w) && has(w, w)) out.unusable[cls[v]] = 1;
+  for (ClassIdx root : g.roots) {
+    if (id[root] < 0) continue;
+    const auto v = static_cast<uint32_t>(id[root]);
+    out.mandatory[root] = 1;
+    for (uint32_t w = 0; w < V; ++w)
+      if (has(v, w)) out.mandatory[cls[w]] = 1;
+  }
+  // Transitive reduction: visit Req(C) by decreasing |Req| (a class required through another
+  // one has a strictly smaller set), skip those already covered.
+  std::vector<uint32_t> members;
+  for (uint32_t v = 0; v < V; ++v) {
+    if (out.unusable[cls[v]]) continue;
+    members.clear();
+    for (uint32_t w = 0; w < V; ++w)
+      if (has(v, w) && !out.unusable[cls[w]]) members.push_back(w);
+    std::sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
+      return size[a] != size[b] ? size[a] > size[b] : a < b;
+    });
+    std::fill(acc.begin(), acc.end(), 0);
+    for (uint32_t w : members) {
+      if ((acc[w / 64] >> (w % 64)) & 1) continue;
+      out.immediate[cls[v]].push_back(cls[w]);
+      const uint64_t* rw = &req[static_cast<size_t>(w) * W];
+      for (size_t i = 0; i < W; ++i) acc[i] |= rw[i];
+    }
+    std::sort(out.immediate[cls[v]].begin(), out.immediate[cls[v]].end());
+    out.pairs += out.immediate[cls[v]].size();
+  }
+  out.bits = std::move(req);
   return out;
 }
 

@@ -40,6 +40,33 @@ Reduction reduce(const ExtractGraph& g);
 /// Throws InternalError when a node has no replacement (the input was not valid).
 Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& choice);
 
+/// Class requirements of the reduced problem, for a tighter ILP (see extract/README.md).
+/// D is *required* by C when every acyclic extraction that uses C also uses D (each alive
+/// node of C has D as a child, or a child that requires D). Only alive, non-free classes
+/// take part (free classes cost nothing and get no variable).
+struct Requirements {
+  /// Per class: the immediately required classes (the transitive reduction: D is listed for
+  /// C unless it is required by another class that C requires). Sorted.
+  std::vector<std::vector<ClassIdx>> immediate;
+  /// Per class: every acyclic extraction must use it (required by a root, or a root).
+  std::vector<char> mandatory;
+  /// Per class: it requires itself, so no acyclic extraction uses it (only in cyclic graphs).
+  std::vector<char> unusable;
+  bool computed = false;  ///< false when the fixpoint did not settle within its pass limit
+  size_t pairs = 0;       ///< total size of `immediate`
+
+  /// The full relation as bitsets over dense ids (alive, non-free classes).
+  std::vector<int64_t> dense;        ///< per class: its dense id, or -1
+  std::vector<ClassIdx> class_of;    ///< per dense id: the class
+  size_t words = 0;                  ///< 64-bit words per bitset
+  std::vector<uint64_t> bits;        ///< class_of.size() * words
+  const uint64_t* of(ClassIdx c) const { return &bits[static_cast<size_t>(dense[c]) * words]; }
+};
+
+/// Computes the requirements by a greatest-fixpoint iteration over bitsets (one pass and a
+/// check on acyclic problems; gives up, computed = false, after max_passes).
+Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_passes = 30);
+
 /// One line summarising the statistics, for logs.
 std::string describe(const Reduction::Stats& s);
 

@@ -65,7 +65,9 @@ inline ExtractGraph three_cycle() {
 }
 
 // A random e-graph: class 0 is the root; acyclic ones only point to higher classes.
-inline ExtractGraph random_egraph(uint32_t seed, int classes, bool acyclic) {
+// zero_percent: share of nodes that cost 0 (weights, inputs, Split/Concat in TENSAT graphs),
+// beyond the 1% the cost draw gives.
+inline ExtractGraph random_egraph(uint32_t seed, int classes, bool acyclic, int zero_percent = 0) {
   std::mt19937 rng(seed);
   ExtractGraph g;
   for (int c = 0; c < classes; ++c) g.add_class();
@@ -81,7 +83,8 @@ inline ExtractGraph random_egraph(uint32_t seed, int classes, bool acyclic) {
         if (child == c) child = (c + 1) % classes;
         children.push_back(static_cast<ClassIdx>(child));
       }
-      const double cost = static_cast<double>(rng() % 100) / 10.0;
+      double cost = static_cast<double>(rng() % 100) / 10.0;
+      if (static_cast<int>(rng() % 100) < zero_percent) cost = 0.0;
       g.add_node(static_cast<ClassIdx>(c), "op", children, cost);
     }
   }
