@@ -110,7 +110,17 @@ std::optional<ClassData> make_data(Op op, int64_t num, std::string_view sym,
       }
       break;
     }
-    case Op::Conv: set_tree(d, 1, children[5]->tree(0)); break;
+    case Op::Conv:
+      set_tree(d, 0, children[4]->tree(0));  // batch items are convolved independently
+      set_tree(d, 1, children[5]->tree(0));  // output channel o is computed by w[o]
+      break;
+    case Op::Poolmax:
+    case Op::Poolavg: {  // per batch item and per channel
+      const ClassData& x = *children.back();
+      set_tree(d, 0, x.tree(0));
+      set_tree(d, 1, x.tree(1));
+      break;
+    }
     case Op::Matmul: {
       const ClassData& a = *children[1];
       const ClassData& b = *children[2];

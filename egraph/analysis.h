@@ -8,8 +8,9 @@
 //   split        per axis, a binary tree of concat boundaries (the sizes of the parts), used
 //                by a right-hand side (split AXIS x) to find POS. Sources: (concat AXIS a b);
 //                passed through relu/tanh/sigmoid and transpose; conv output axis 1 takes the
-//                weight's axis-0 tree; matmul's last axis takes b's last-axis tree and its row axis
-//                a's row-axis tree; split_0 /
+//                weight's axis-0 tree and axis 0 the input's axis-0 tree; poolmax/poolavg
+//                keep the input's trees on axes 0 and 1; matmul's last axis takes b's
+//                last-axis tree and its row axis a's row-axis tree; split_0 /
 //                split_1 of (split AXIS POS x) take the left / right subtree of x's tree when
 //                POS is its boundary. Merge: an axis without a tree adopts the other side's;
 //                on a conflict the existing tree is kept (soundness never depends on it).

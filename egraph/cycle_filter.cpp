@@ -28,7 +28,7 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   snap_classes_ = n;
   offsets_.assign(n + 1, 0);
   kids_.clear();
-  std::vector<uint32_t> tmp;
+  std::vector<uint32_t>& tmp = tmp_;
   for (uint32_t c = 0; c < n; ++c) {
     offsets_[c] = static_cast<uint32_t>(kids_.size());
     if (eg.find(EClassId(c)) != EClassId(c)) continue;
@@ -44,8 +44,12 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   offsets_[n] = static_cast<uint32_t>(kids_.size());
   // Post-order numbering by iterative DFS; detects cycles (then pruning is disabled).
   order_.assign(n, 0);
-  std::vector<uint8_t> color(n, 0);
-  std::vector<std::pair<uint32_t, uint32_t>> st;  // (class, next child position)
+  // Scratch buffers are members: reallocating class-sized arrays every iteration makes glibc
+  // consolidate its free lists each time, which cost more than the walk itself.
+  std::vector<uint8_t>& color = color_;
+  color.assign(n, 0);
+  auto& st = snap_stack_;  // (class, next child position)
+  st.clear();
   uint32_t next = 1;
   snap_acyclic_ = true;
   for (uint32_t r = 0; r < n; ++r) {
@@ -71,8 +75,7 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   }
 }
 
-bool CycleFilter::reaches_snapshot(const EGraph& eg, EClassId from, EClassId to) {
-  if (from.v >= snap_classes_ || to.v >= snap_classes_) return reaches_live(eg, from, to);
+bool CycleFilter::reaches_snapshot(const EGraph&, EClassId from, EClassId to) {
   if (from == to) return true;
   const uint32_t target = to.v, limit = order_[to.v];
   if (snap_acyclic_ && order_[from.v] <= limit) return false;
@@ -122,16 +125,58 @@ bool CycleFilter::reaches_live(const EGraph& eg, EClassId from, EClassId to) {
   return false;
 }
 
+bool CycleFilter::reaches_mixed(const EGraph& eg, EClassId from, EClassId to) {
+  // `from` was created in this iteration, after the snapshot. Walk the live e-graph through
+  // classes that are new too, and ask the snapshot at every class it already knew. (The
+  // e-graph keeps the older class as root on a union, so a class of the snapshot keeps its
+  // id.) The walk stays among this iteration's additions, which are few per query.
+  if (new_visited_.size() < eg.class_capacity()) new_visited_.resize(eg.class_capacity(), 0);
+  ++new_epoch_;
+  new_stack_.clear();
+  new_stack_.push_back(from.v);
+  new_visited_[from.v] = new_epoch_;
+  while (!new_stack_.empty()) {
+    EClassId c(new_stack_.back());
+    new_stack_.pop_back();
+    for (ENodeId nid : eg.eclass(c).nodes) {
+      if (eg.is_filtered(nid)) continue;
+      for (EClassId ch : eg.node(nid).children) {
+        EClassId k = eg.find(ch);
+        if (k == to) return true;
+        if (new_visited_[k.v] == new_epoch_) continue;
+        new_visited_[k.v] = new_epoch_;
+        if (k.v < snap_classes_) {
+          if (reaches_snapshot(eg, k, to)) return true;
+        } else {
+          new_stack_.push_back(k.v);
+        }
+      }
+    }
+  }
+  return false;
+}
+
 bool CycleFilter::reaches(const EGraph& eg, EClassId from, EClassId to) {
   ++queries_;
-  if (mode_ == CycleFilterMode::Efficient) return reaches_snapshot(eg, eg.find(from), eg.find(to));
-  return reaches_live(eg, from, to);
+  if (mode_ != CycleFilterMode::Efficient) return reaches_live(eg, from, to);
+  from = eg.find(from);
+  to = eg.find(to);
+  if (from == to) return true;
+  if (to.v >= snap_classes_) return reaches_live(eg, from, to);  // not from a search: rare
+  if (from.v >= snap_classes_) return reaches_mixed(eg, from, to);
+  return reaches_snapshot(eg, from, to);
 }
 
 bool CycleFilter::would_cycle(const EGraph& eg, EClassId matched, const std::vector<EClassId>& pointed,
                               std::optional<EClassId> existing_root) {
   if (mode_ == CycleFilterMode::None) return false;
-  if (existing_root) return reaches(eg, matched, *existing_root) || reaches(eg, *existing_root, matched);
+  // A union of two existing classes adds no e-node, so there is nothing to pre-filter (as in
+  // TENSAT, which checks the new e-nodes only). Such unions are mostly collapses, where the
+  // right-hand side is a subterm of the matched term (split0-concat, relu-idempotent,
+  // transpose involutions: `... => ?x`): refusing them would stop those rules from ever
+  // firing. A cycle they close runs through the matched (now redundant) e-nodes, and
+  // remove_cycles() filters the newest e-node on it after the rebuild.
+  if (existing_root) return false;
   for (EClassId c : pointed)
     if (reaches(eg, c, matched)) return true;
   return false;
@@ -149,10 +194,11 @@ struct Frame {
 };
 
 template <class OnCycle>
-void cycle_dfs(const EGraph& eg, bool ignore_filtered, OnCycle&& on_cycle) {
+void cycle_dfs(const EGraph& eg, bool ignore_filtered, std::vector<uint8_t>& color,
+               std::vector<uint32_t>& frame_of, OnCycle&& on_cycle) {
   const size_t n = eg.class_capacity();
-  std::vector<uint8_t> color(n, 0);
-  std::vector<uint32_t> frame_of(n, 0);
+  color.assign(n, 0);
+  frame_of.assign(n, 0);
   std::vector<Frame> st;
   for (EClassId root : eg.class_ids()) {
     if (color[root.v]) continue;
@@ -202,7 +248,7 @@ size_t CycleFilter::remove_cycles(EGraph& eg) {
   if (mode_ == CycleFilterMode::None) return 0;
   eg.require_clean("CycleFilter::remove_cycles");
   size_t filtered = 0;
-  cycle_dfs(eg, true, [&](std::vector<Frame>& st, uint32_t from) -> int {
+  cycle_dfs(eg, true, color_, frame_of_, [&](std::vector<Frame>& st, uint32_t from) -> int {
     // The newest e-node on the cycle: each frame's current node is an edge of it.
     size_t best = from;
     ENodeId best_id;
@@ -223,7 +269,9 @@ size_t CycleFilter::remove_cycles(EGraph& eg) {
 bool is_acyclic(const EGraph& eg, bool ignore_filtered) {
   eg.require_clean("is_acyclic");
   bool acyclic = true;
-  cycle_dfs(eg, ignore_filtered, [&](std::vector<Frame>&, uint32_t) -> int {
+  std::vector<uint8_t> color;
+  std::vector<uint32_t> frame_of;
+  cycle_dfs(eg, ignore_filtered, color, frame_of, [&](std::vector<Frame>&, uint32_t) -> int {
     acyclic = false;
     return -1;
   });

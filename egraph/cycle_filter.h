@@ -6,9 +6,14 @@
 //              number (descendants come first). It is the paper's descendants map, stored
 //              implicitly: "is M a descendant of C" is answered by a DFS from C pruned to
 //              classes numbered above M (nothing numbered below M can reach it), so most
-//              queries end at once. Each match is pre-filtered against it: a right-hand side
+//              queries end at once. Classes created during the iteration are not in the
+//              snapshot: a query from one walks the live e-graph down to the first classes
+//              the snapshot knows and asks it from there (reaches_mixed). Each match is
+//              pre-filtered against it: a right-hand side
 //              whose new e-nodes point at a class C with M reachable from C (or C == M) would
-//              make the matched class M its own ancestor, and is skipped. The snapshot is not
+//              make the matched class M its own ancestor, and is skipped. A right-hand side
+//              that is an existing class (no new e-node, e.g. `=> ?x`) is never refused:
+//              see would_cycle(). The snapshot is not
 //              updated during the iteration (as in the paper), so after the rebuild
 //              remove_cycles() finds the remaining cycles by DFS and filters the newest e-node
 //              on each until none is left.
@@ -20,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "egraph/egraph.h"
@@ -49,6 +55,7 @@ class CycleFilter : public CycleGuard {
  private:
   bool reaches_snapshot(const EGraph& eg, EClassId from, EClassId to);
   bool reaches_live(const EGraph& eg, EClassId from, EClassId to);
+  bool reaches_mixed(const EGraph& eg, EClassId from, EClassId to);
   bool reaches(const EGraph& eg, EClassId from, EClassId to);
 
   CycleFilterMode mode_;
@@ -60,6 +67,12 @@ class CycleFilter : public CycleGuard {
   std::vector<uint32_t> visited_;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> stack_;
+  std::vector<uint32_t> new_visited_, new_stack_;  ///< reaches_mixed's own DFS
+  // snapshot and post-pass scratch, kept between iterations
+  std::vector<uint32_t> tmp_, frame_of_;
+  std::vector<uint8_t> color_;
+  std::vector<std::pair<uint32_t, uint32_t>> snap_stack_;
+  uint32_t new_epoch_ = 0;
   uint64_t queries_ = 0;
 };
 

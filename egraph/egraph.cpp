@@ -9,10 +9,12 @@
 
 namespace tensat {
 
+static_assert(kNumOps < 64, "EClass::ops is a 64-bit mask");
+
 EGraph::EGraph() : by_op_(static_cast<size_t>(kNumOps)) {}
 
 uint32_t EGraph::intern(std::string_view s) {
-  auto it = symbol_ids_.find(std::string(s));
+  auto it = symbol_ids_.find(s);
   if (it != symbol_ids_.end()) return it->second;
   uint32_t id = static_cast<uint32_t>(symbols_.size());
   symbols_.emplace_back(s);
@@ -48,6 +50,19 @@ bool EGraph::try_add(ENode n, EClassId* out, std::string* error) {
   }
   auto data = make(n, error);
   if (!data) return false;
+  *out = insert_new(std::move(n), std::move(*data));
+  return true;
+}
+
+EClassId EGraph::add_planned(ENode n, ClassData data) {
+  canonicalize(n);
+  if (n.op != Op::Num && n.op != Op::Sym) n.num = 0;
+  if (auto it = memo_.find(n); it != memo_.end()) return class_of(it->second);
+  assert(make(n, nullptr) && make(n, nullptr)->type == data.type && "planned data of another node");
+  return insert_new(std::move(n), std::move(data));
+}
+
+EClassId EGraph::insert_new(ENode&& n, ClassData&& data) {
   ENodeId nid(static_cast<uint32_t>(nodes_.size()));
   EClassId cid = uf_.make_set();
   assert(cid.v == classes_.size());
@@ -55,7 +70,7 @@ bool EGraph::try_add(ENode n, EClassId* out, std::string* error) {
   ++num_classes_;
   EClass& cls = classes_.back();
   cls.nodes.push_back(nid);
-  cls.data = std::move(*data);
+  cls.data = std::move(data);
   for (auto c : n.children) {
     auto& ps = classes_[c.v].parents;
     if (ps.empty() || ps.back() != nid) ps.push_back(nid);
@@ -65,9 +80,9 @@ bool EGraph::try_add(ENode n, EClassId* out, std::string* error) {
   node_class_.push_back(cid);
   node_dead_.push_back(false);
   filtered_.push_back(false);
+  touched_nodes_.push_back(cid);
   clean_ = false;
-  *out = cid;
-  return true;
+  return cid;
 }
 
 EClassId EGraph::add(ENode n) {
@@ -85,24 +100,38 @@ std::optional<EClassId> EGraph::lookup(ENode n) const {
   return class_of(it->second);
 }
 
-std::optional<EClassId> EGraph::lookup_num(int64_t v) const { return lookup(ENode::make_num(v)); }
+std::optional<EClassId> EGraph::lookup_canonical(const ENode& n) const {
+  auto it = memo_.find(n);
+  if (it == memo_.end()) return std::nullopt;
+  return class_of(it->second);
+}
+
+std::optional<EClassId> EGraph::lookup_num(int64_t v) const { return lookup_canonical(ENode::make_num(v)); }
 
 std::optional<EClassId> EGraph::lookup_sym(std::string_view s) const {
-  auto it = symbol_ids_.find(std::string(s));
+  auto it = symbol_ids_.find(s);
   if (it == symbol_ids_.end()) return std::nullopt;
-  return lookup(ENode::make_sym(it->second));
+  return lookup_canonical(ENode::make_sym(it->second));
 }
 
 EClassId EGraph::union_roots(EClassId a, EClassId b) {
-  // Keep the class with more parents as root: fewer parents to re-canonicalize.
-  if (classes_[a.v].parents.size() < classes_[b.v].parents.size()) std::swap(a, b);
+  // Keep the older class (smaller id) as root: a class that existed when the cycle filter took
+  // its per-iteration snapshot keeps a root id the snapshot knows (cycle_filter.h), and the
+  // ids, hence the runs, do not depend on parent counts.
+  if (b.v < a.v) std::swap(a, b);
   EClass& root = classes_[a.v];
   EClass& other = classes_[b.v];
   assert(root.data.type == other.data.type && "merging classes of different types");
   auto [root_changed, other_differs] = merge_data(root.data, other.data);
-  if (root_changed) analysis_pending_.insert(analysis_pending_.end(), root.parents.begin(), root.parents.end());
+  if (root_changed) {
+    analysis_pending_.insert(analysis_pending_.end(), root.parents.begin(), root.parents.end());
+    touched_data_.push_back(a);
+  }
   if (other_differs) analysis_pending_.insert(analysis_pending_.end(), other.parents.begin(), other.parents.end());
   pending_.insert(pending_.end(), other.parents.begin(), other.parents.end());
+  // `a` gains e-nodes; the parents of `b` get a new child id (a changed e-node each).
+  touched_nodes_.push_back(a);
+  for (ENodeId p : other.parents) touched_nodes_.push_back(node_class_[p.v]);
   root.nodes.insert(root.nodes.end(), other.nodes.begin(), other.nodes.end());
   root.parents.insert(root.parents.end(), other.parents.begin(), other.parents.end());
   other = EClass{};
@@ -148,7 +177,10 @@ void EGraph::rebuild() {
         assert(!node_dead_[other.v]);
         node_dead_[n.v] = true;
         ++num_dead_;
-        filtered_[other.v] = filtered_[other.v] && filtered_[n.v];
+        if (filtered_[other.v] && !filtered_[n.v]) {
+          filtered_[other.v] = false;  // the survivor stands for an unfiltered node now
+          touched_nodes_.push_back(node_class_[other.v]);
+        }
         EClassId a = uf_.find_mut(node_class_[n.v]), b = uf_.find_mut(node_class_[other.v]);
         if (a != b) union_roots(a, b);
       }
@@ -165,7 +197,10 @@ void EGraph::rebuild() {
       EClass& cls = classes_[c.v];
       assert(cls.data.type == d->type);
       auto [changed, _] = merge_data(cls.data, *d);
-      if (changed) analysis_pending_.insert(analysis_pending_.end(), cls.parents.begin(), cls.parents.end());
+      if (changed) {
+        analysis_pending_.insert(analysis_pending_.end(), cls.parents.begin(), cls.parents.end());
+        touched_data_.push_back(c);
+      }
     }
   }
   rebuild_classes();
@@ -173,6 +208,7 @@ void EGraph::rebuild() {
 }
 
 void EGraph::rebuild_classes() {
+  uf_.compress_all();
   class_ids_.clear();
   for (auto& v : by_op_) v.clear();
   for (uint32_t i = 0; i < classes_.size(); ++i) {
@@ -180,17 +216,22 @@ void EGraph::rebuild_classes() {
     EClass& c = classes_[i];
     class_ids_.push_back(EClassId(i));
     std::erase_if(c.nodes, [this](ENodeId n) { return node_dead_[n.v]; });
-    std::sort(c.nodes.begin(), c.nodes.end());
+    // By operator, then age: e-matching scans only the run of the operator it looks for.
+    std::sort(c.nodes.begin(), c.nodes.end(), [this](ENodeId x, ENodeId y) {
+      Op ox = nodes_[x.v].op, oy = nodes_[y.v].op;
+      return ox != oy ? ox < oy : x < y;
+    });
     std::erase_if(c.parents, [this](ENodeId n) { return node_dead_[n.v]; });
     std::sort(c.parents.begin(), c.parents.end());
     c.parents.erase(std::unique(c.parents.begin(), c.parents.end()), c.parents.end());
-    uint64_t seen = 0;  // kNumOps < 64
+    uint64_t seen = 0;
     for (auto n : c.nodes) {
       auto op = static_cast<size_t>(nodes_[n.v].op);
       if (seen & (uint64_t{1} << op)) continue;
       seen |= uint64_t{1} << op;
       by_op_[op].push_back(EClassId(i));
     }
+    c.ops = seen;
   }
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "egraph/analysis.h"
@@ -34,9 +35,11 @@
 namespace tensat {
 
 struct EClass {
-  std::vector<ENodeId> nodes;    ///< live e-nodes of this class (sorted after rebuild)
+  std::vector<ENodeId> nodes;    ///< live e-nodes of this class (after rebuild: sorted by operator, then id)
   std::vector<ENodeId> parents;  ///< e-nodes that have this class as a child
   ClassData data;
+  uint64_t ops = 0;  ///< after rebuild: bit k set if some e-node has operator k (kNumOps < 64)
+  bool has_op(Op op) const { return (ops >> static_cast<unsigned>(op)) & 1u; }
 };
 
 class EGraph {
@@ -53,10 +56,16 @@ class EGraph {
   bool try_add(ENode n, EClassId* out, std::string* error = nullptr);
   /// Like try_add; throws std::invalid_argument on a type error.
   EClassId add(ENode n);
+  /// Adds a node whose analysis data the caller computed with make_data over the current
+  /// data of its (existing) children: the rewrite applier, which plans a right-hand side
+  /// before committing it. Saves re-running shape inference.
+  EClassId add_planned(ENode n, ClassData data);
   EClassId add_num(int64_t v) { return add(ENode::make_num(v)); }
   EClassId add_sym(std::string_view s) { return add(ENode::make_sym(intern(s))); }
   /// Class of an existing node equal to `n` (after canonicalizing its children), if any.
   std::optional<EClassId> lookup(ENode n) const;
+  /// Like lookup, for a node whose children are already canonical (no copy).
+  std::optional<EClassId> lookup_canonical(const ENode& n) const;
   /// The class of Num v / Sym s if present.
   std::optional<EClassId> lookup_num(int64_t v) const;
   std::optional<EClassId> lookup_sym(std::string_view s) const;
@@ -75,6 +84,8 @@ class EGraph {
 
   // ---- access -----------------------------------------------------------------------------
   const EClass& eclass(EClassId id) const { return classes_[find(id).v]; }
+  /// eclass() of a canonical id (a child of a node after rebuild, an id from class_ids()).
+  const EClass& eclass_canonical(EClassId id) const { return classes_[id.v]; }
   const ClassData& data(EClassId id) const { return classes_[find(id).v].data; }
   const ValueType& type(EClassId id) const { return data(id).type; }
   const ENode& node(ENodeId id) const { return nodes_[id.v]; }
@@ -97,7 +108,10 @@ class EGraph {
   // ---- cycle filter list ------------------------------------------------------------------
   const std::vector<bool>& filtered() const { return filtered_; }
   bool is_filtered(ENodeId id) const { return filtered_[id.v]; }
-  void set_filtered(ENodeId id, bool f = true) { filtered_[id.v] = f; }
+  void set_filtered(ENodeId id, bool f = true) {
+    if (filtered_[id.v] != f) touched_nodes_.push_back(node_class_[id.v]);  // its matches change
+    filtered_[id.v] = f;
+  }
   size_t num_filtered() const;
 
   // ---- debugging --------------------------------------------------------------------------
@@ -107,15 +121,29 @@ class EGraph {
   std::string node_str(ENodeId id) const;
   /// Number of unions performed so far (a cheap "did anything change" counter).
   uint64_t union_count() const { return union_count_; }
+  /// Classes changed since the last call (may repeat; not canonical). `nodes`: classes whose
+  /// e-nodes changed (new classes, roots of unions, classes of e-nodes whose child was merged
+  /// away, e-nodes (un)filtered): they matter where a pattern has an operator. `data`: classes
+  /// whose analysis data grew: they matter where a pattern has a variable (conditions, split
+  /// trees). Incremental search (change_tracker.h) starts from these.
+  void take_touched(std::vector<EClassId>& nodes, std::vector<EClassId>& data) {
+    nodes = std::exchange(touched_nodes_, {});
+    data = std::exchange(touched_data_, {});
+  }
 
  private:
   void canonicalize(ENode& n) const;
   std::optional<ClassData> make(const ENode& n, std::string* error) const;
+  EClassId insert_new(ENode&& n, ClassData&& data);
   EClassId union_roots(EClassId a, EClassId b);
   void rebuild_classes();
 
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+  };
   std::vector<std::string> symbols_;
-  std::unordered_map<std::string, uint32_t> symbol_ids_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> symbol_ids_;
 
   std::vector<ENode> nodes_;
   std::vector<EClassId> node_class_;  ///< class the node was added to (find() it)
@@ -134,6 +162,7 @@ class EGraph {
   std::vector<std::vector<EClassId>> by_op_;
   bool clean_ = true;
   uint64_t union_count_ = 0;
+  std::vector<EClassId> touched_nodes_, touched_data_;
 };
 
 }  // namespace tensat

@@ -8,7 +8,23 @@ namespace {
 class Machine {
  public:
   Machine(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out, const SearchOptions& opt)
-      : eg_(eg), p_(p), out_(out), opt_(opt), subst_(nvars), lit_(p.nodes.size()) {}
+      : eg_(eg), p_(p), out_(out), opt_(opt), subst_(nvars), lit_(p.nodes.size()) {
+    // Per operator node: (e-node child position, pattern child) pairs, leaves (variables and
+    // literals) first, so that variables are bound before sub-patterns look at them.
+    order_.resize(p.nodes.size());
+    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      const PatNode& pn = p.nodes[i];
+      if (pn.kind != PatNode::Kind::Op) continue;
+      std::vector<std::pair<int, int>> leaves, subs;
+      for (size_t j = 0; j < pn.children.size(); ++j) {
+        int pos = pn.split_auto && j == 1 ? 2 : static_cast<int>(j);  // (split AXIS x): POS is free
+        bool leaf = p.nodes[static_cast<size_t>(pn.children[j])].kind != PatNode::Kind::Op;
+        (leaf ? leaves : subs).push_back({pos, pn.children[j]});
+      }
+      order_[i] = std::move(leaves);
+      order_[i].insert(order_[i].end(), subs.begin(), subs.end());
+    }
+  }
 
   /// Resolves literals; false if some literal has no class (then nothing can match).
   bool prepare() {
@@ -66,21 +82,35 @@ class Machine {
         if (lit_[static_cast<size_t>(pi)] == cls) step();
         break;
       case PatNode::Kind::Op: {
-        const EClass& ec = eg_.eclass(cls);
+        // `cls` is canonical (a child of a canonical node, or a root from the operator index),
+        // and the class's nodes are sorted by operator: scan only pn.op's run.
+        const EClass& ec = eg_.eclass_canonical(cls);
         const size_t arity = pn.split_auto ? 3 : pn.children.size();
+        const auto& order = order_[static_cast<size_t>(pi)];
         for (ENodeId nid : ec.nodes) {
           const ENode& en = eg_.node(nid);
-          if (en.op != pn.op || en.children.size() != arity) continue;
-          if (opt_.skip_filtered && eg_.is_filtered(nid)) continue;
-          size_t mark = todo_.size();
-          if (pn.split_auto) {
-            todo_.push_back({pn.children[1], en.children[2]});
-            todo_.push_back({pn.children[0], en.children[0]});
-          } else {
-            for (size_t j = arity; j-- > 0;) todo_.push_back({pn.children[j], en.children[j]});
+          if (en.op != pn.op) {
+            if (en.op > pn.op) break;
+            continue;
           }
-          step();
-          todo_.resize(mark);
+          if (en.children.size() != arity) continue;
+          if (opt_.skip_filtered && eg_.is_filtered(nid)) continue;
+          const size_t bound_mark = bound_.size();
+          if (match_leaves(order, en)) {
+            // Leaves are done; only sub-patterns go on the work list (first child on top).
+            size_t mark = todo_.size();
+            for (size_t j = order.size(); j-- > 0;) {
+              int ci = order[j].second;
+              if (p_.nodes[static_cast<size_t>(ci)].kind == PatNode::Kind::Op)
+                todo_.push_back({ci, en.children[static_cast<size_t>(order[j].first)]});
+            }
+            step();
+            todo_.resize(mark);
+          }
+          while (bound_.size() > bound_mark) {  // undo this e-node's bindings
+            subst_[static_cast<size_t>(bound_.back())] = EClassId();
+            bound_.pop_back();
+          }
           if (full()) break;
         }
         break;
@@ -89,13 +119,46 @@ class Machine {
     todo_.push_back({pi, cls});
   }
 
+  // Matches the leaf children of an e-node in place, before descending: literals must be
+  // their literal's class, bound variables their binding, fresh variables are bound (recorded
+  // in bound_ for the caller to undo); and, one level of look-ahead, a sub-pattern's class must
+  // hold its operator. Prunes most failing partial matches without enumerating siblings.
+  bool match_leaves(const std::vector<std::pair<int, int>>& order, const ENode& en) {
+    for (auto [pos, ci] : order) {
+      EClassId c = en.children[static_cast<size_t>(pos)];
+      const PatNode& cn = p_.nodes[static_cast<size_t>(ci)];
+      switch (cn.kind) {
+        case PatNode::Kind::Var: {
+          EClassId& b = subst_[static_cast<size_t>(cn.var)];
+          if (!b.valid()) {
+            b = c;
+            bound_.push_back(cn.var);
+          } else if (b != c) {
+            return false;
+          }
+          break;
+        }
+        case PatNode::Kind::Num:
+        case PatNode::Kind::Sym:
+          if (lit_[static_cast<size_t>(ci)] != c) return false;
+          break;
+        case PatNode::Kind::Op:
+          if (!eg_.eclass_canonical(c).has_op(cn.op)) return false;
+          break;
+      }
+    }
+    return true;
+  }
+
   const EGraph& eg_;
   const Pattern& p_;
+  std::vector<std::vector<std::pair<int, int>>> order_;
   Matches& out_;
   const SearchOptions& opt_;
   std::vector<EClassId> subst_;
   std::vector<EClassId> lit_;
   std::vector<std::pair<int, EClassId>> todo_;
+  std::vector<int> bound_;  ///< variables bound by match_leaves, in order
   EClassId root_;
   size_t count_ = 0;
 };
@@ -118,6 +181,18 @@ size_t search_pattern(const EGraph& eg, const Pattern& p, size_t nvars, Matches&
       m.run_at(c);
       if (m.full()) break;
     }
+  }
+  return m.count();
+}
+
+size_t search_pattern_in(const EGraph& eg, const Pattern& p, size_t nvars,
+                         const std::vector<EClassId>& roots, Matches& out, const SearchOptions& opt) {
+  eg.require_clean("search_pattern_in");
+  Machine m(eg, p, nvars, out, opt);
+  if (!m.prepare()) return 0;
+  for (EClassId c : roots) {
+    m.run_at(c);
+    if (m.full()) break;
   }
   return m.count();
 }

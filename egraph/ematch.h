@@ -54,6 +54,10 @@ struct SearchOptions {
 size_t search_pattern(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out,
                       const SearchOptions& opt = {});
 
+/// Matches of `p` rooted at the given classes only (canonical ids, each once).
+size_t search_pattern_in(const EGraph& eg, const Pattern& p, size_t nvars,
+                         const std::vector<EClassId>& roots, Matches& out, const SearchOptions& opt = {});
+
 /// Matches of `p` rooted at one class only.
 size_t search_pattern_at(const EGraph& eg, const Pattern& p, size_t nvars, EClassId cls,
                          Matches& out, const SearchOptions& opt = {});

@@ -112,6 +112,27 @@ std::vector<int> Pattern::vars_in_order() const {
   return out;
 }
 
+int Pattern::height() const {
+  // Post-order: children come before parents, so one pass computes every node's height.
+  std::vector<int> h(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int c : nodes[i].children) h[i] = std::max(h[i], h[static_cast<size_t>(c)] + 1);
+  return h.empty() ? 0 : h.back();
+}
+
+int Pattern::op_height() const {
+  // Heights measured from the root: walk down from it.
+  int best = -1;
+  std::function<void(int, int)> rec = [&](int i, int depth) {
+    const PatNode& n = nodes[static_cast<size_t>(i)];
+    if (n.kind != PatNode::Kind::Op) return;
+    best = std::max(best, depth);
+    for (int c : n.children) rec(c, depth + 1);
+  };
+  if (!nodes.empty()) rec(root_index(), 0);
+  return best;
+}
+
 Condition compile_condition(const SExpr& e, const VarTable& vars) {
   if (e.is_atom || e.list.empty() || !e.list[0].is_atom)
     throw RuleError(at(e) + "a condition is a list: (name ?x ...)");

@@ -13,20 +13,14 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "egraph/egraph.h"
+#include "egraph/rule_error.h"
 #include "egraph/sexpr.h"
 
 namespace tensat {
-
-/// A malformed pattern, condition or rule; the message names file and line where known.
-class RuleError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// The variables of one rule, shared by all its patterns and conditions.
 struct VarTable {
@@ -54,6 +48,10 @@ struct Pattern {
   std::string str(const VarTable& vars) const;
   /// Variables in order of first occurrence (pre-order).
   std::vector<int> vars_in_order() const;
+  /// Depth of the deepest node (a lone variable or literal: 0; (relu ?x): 1).
+  int height() const;
+  /// Depth of the deepest operator node ((relu ?x): 0; (relu (tanh ?x)): 1; a variable: -1).
+  int op_height() const;
 };
 
 /// Parses and checks a pattern. On a right-hand side (`rhs`), every variable must already be

@@ -64,38 +64,57 @@ std::string_view outcome_name(ApplyOutcome o) {
   return "?";
 }
 
+std::optional<EClassId> Applier::literal_class(const EGraph& eg, const PatNode& pn) {
+  if (literal_eg_ != &eg) {
+    literals_.clear();
+    literal_eg_ = &eg;
+  }
+  if (auto it = literals_.find(&pn); it != literals_.end()) return eg.find(it->second);
+  auto c = pn.kind == PatNode::Kind::Num ? eg.lookup_num(pn.num) : eg.lookup_sym(pn.sym);
+  if (c) literals_.emplace(&pn, *c);  // a leaf's class never goes away
+  return c;
+}
+
 ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out) {
   out.slots.clear();
-  out.slots.reserve(p.nodes.size() * 2 + 1);  // pointers into slots must stay valid
+  out.slots.reserve(p.nodes.size() * 2 + 1);
+  // Slot::data points into `own`: reserve so that it never reallocates during this plan.
+  if (out.own.size() < p.nodes.size() * 2 + 1) out.own.resize(p.nodes.size() * 2 + 1);
+  out.nown = 0;
   map_.assign(p.nodes.size(), -1);
   auto existing = [&](EClassId c) {
     Slot s;
     s.cls = eg.find(c);
-    s.data = &eg.data(s.cls);
-    out.slots.push_back(std::move(s));
+    s.data = &eg.eclass_canonical(s.cls).data;
+    out.slots.push_back(s);
+    return static_cast<int>(out.slots.size()) - 1;
+  };
+  auto add_new = [&](Slot s, ClassData d) {
+    s.own = static_cast<int>(out.nown);
+    ClassData& own = out.own[out.nown++];
+    own = std::move(d);
+    s.data = &own;
+    out.slots.push_back(s);
     return static_cast<int>(out.slots.size()) - 1;
   };
   // A Num/Sym literal: its class if present, else a new leaf.
-  auto literal = [&](bool is_num, int64_t num, std::string_view sym) -> int {
-    auto c = is_num ? eg.lookup_num(num) : eg.lookup_sym(sym);
-    if (c) return existing(*c);
+  auto new_leaf = [&](bool is_num, int64_t num, std::string_view sym) -> int {
     Slot s;
     s.op = is_num ? Op::Num : Op::Sym;
     s.num = is_num ? num : 0;
     s.sym = sym;
-    s.own = *make_data(s.op, s.num, sym, {});
-    out.slots.push_back(std::move(s));
-    out.slots.back().data = &out.slots.back().own;
-    return static_cast<int>(out.slots.size()) - 1;
+    return add_new(s, *make_data(s.op, s.num, sym, {}));
   };
-  ENode probe;
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const PatNode& pn = p.nodes[i];
     int slot = -1;
     switch (pn.kind) {
       case PatNode::Kind::Var: slot = existing(subst[pn.var]); break;
-      case PatNode::Kind::Num: slot = literal(true, pn.num, {}); break;
-      case PatNode::Kind::Sym: slot = literal(false, 0, pn.sym); break;
+      case PatNode::Kind::Num:
+      case PatNode::Kind::Sym:
+        if (auto c = literal_class(eg, pn)) slot = existing(*c);
+        else slot = new_leaf(pn.kind == PatNode::Kind::Num, pn.num, pn.sym);
+        break;
       case PatNode::Kind::Op: {
         int kids[8];
         int nk = 0;
@@ -106,7 +125,8 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
           if (ad.type.kind != Kind::Int) return ApplyOutcome::IllTyped;
           auto pos = out.slots[static_cast<size_t>(x_slot)].data->boundary(ad.type.num);
           if (!pos) return ApplyOutcome::NoSplitBoundary;
-          int pos_slot = literal(true, *pos, {});
+          auto pc = eg.lookup_num(*pos);
+          int pos_slot = pc ? existing(*pc) : new_leaf(true, *pos, {});
           kids[0] = axis_slot;
           kids[1] = pos_slot;
           kids[2] = x_slot;
@@ -118,11 +138,11 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
         bool all_existing = true;
         for (int k = 0; k < nk; ++k) all_existing = all_existing && out.slots[static_cast<size_t>(kids[k])].cls.valid();
         if (all_existing) {
-          probe.op = pn.op;
-          probe.num = 0;
-          probe.children.clear();
-          for (int k = 0; k < nk; ++k) probe.children.push_back(out.slots[static_cast<size_t>(kids[k])].cls);
-          if (auto c = eg.lookup(probe)) {
+          probe_.op = pn.op;
+          probe_.num = 0;
+          probe_.children.clear();
+          for (int k = 0; k < nk; ++k) probe_.children.push_back(out.slots[static_cast<size_t>(kids[k])].cls);
+          if (auto c = eg.lookup_canonical(probe_)) {
             slot = existing(*c);
             break;
           }
@@ -135,10 +155,7 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
         s.op = pn.op;
         s.nkids = nk;
         for (int k = 0; k < nk; ++k) s.kids[k] = kids[k];
-        s.own = std::move(*d);
-        out.slots.push_back(std::move(s));
-        out.slots.back().data = &out.slots.back().own;
-        slot = static_cast<int>(out.slots.size()) - 1;
+        slot = add_new(s, std::move(*d));
         break;
       }
     }
@@ -148,14 +165,19 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
   return ApplyOutcome::Applied;
 }
 
-EClassId Applier::commit(EGraph& eg, Plan& plan) {
+EClassId Applier::commit(EGraph& eg, Plan& plan, bool fresh) {
   for (auto& s : plan.slots) {
     if (s.cls.valid()) continue;
     ENode n;
     n.op = s.op;
     if (s.op == Op::Num) n.num = s.num;
     else if (s.op == Op::Sym) n.num = eg.intern(s.sym);
+    n.children.reserve(static_cast<size_t>(s.nkids));
     for (int k = 0; k < s.nkids; ++k) n.children.push_back(plan.slots[static_cast<size_t>(s.kids[k])].cls);
+    if (fresh) {
+      s.cls = eg.add_planned(std::move(n), std::move(plan.own[static_cast<size_t>(s.own)]));
+      continue;
+    }
     EClassId c;
     [[maybe_unused]] bool ok = eg.try_add(std::move(n), &c);
     assert(ok && "planned node failed to type-check");
@@ -202,7 +224,7 @@ ApplyOutcome Applier::apply(EGraph& eg, const Rewrite& rw, const EClassId* roots
   bool changed = false;
   for (size_t i = 0; i < n; ++i) {
     size_t before = eg.num_nodes();
-    EClassId r = commit(eg, plans_[i]);
+    EClassId r = commit(eg, plans_[i], /*fresh=*/!changed && i == 0);
     changed = changed || eg.num_nodes() != before;
     changed = eg.merge_checked(roots[i], r, rw.name) || changed;
   }

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "egraph/egraph.h"
@@ -77,20 +78,29 @@ class Applier {
     std::string_view sym;        ///< new Sym leaf
     int kids[8] = {};            ///< slot indices of children (new nodes; arity <= 7 in rules)
     int nkids = 0;
-    ClassData own;               ///< data of a new node
-    const ClassData* data = nullptr;
+    const ClassData* data = nullptr;  ///< the class's data, or a new node's in Plan::own
+    int own = -1;                     ///< index into Plan::own for a new node
   };
   struct Plan {
     std::vector<Slot> slots;
+    std::vector<ClassData> own;  ///< data of new nodes (reserved: Slot::data points here)
+    size_t nown = 0;             ///< entries of `own` in use (kept allocated between plans)
     int root = -1;
   };
   ApplyOutcome plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out);
-  EClassId commit(EGraph& eg, Plan& plan);
+  /// Adds the plan's new nodes. `fresh`: nothing was merged since the plan was made, so its
+  /// analysis data is current and is handed to the e-graph instead of being recomputed.
+  EClassId commit(EGraph& eg, Plan& plan, bool fresh);
+  /// The class of a Num/Sym literal of a pattern (cached per pattern node and e-graph).
+  std::optional<EClassId> literal_class(const EGraph& eg, const PatNode& pn);
 
   std::vector<Plan> plans_;
   std::vector<int> map_;
   std::vector<EClassId> pointed_;
   std::vector<const ClassData*> kid_data_;
+  ENode probe_;
+  const EGraph* literal_eg_ = nullptr;
+  std::unordered_map<const PatNode*, EClassId> literals_;
 };
 
 }  // namespace tensat

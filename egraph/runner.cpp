@@ -1,11 +1,13 @@
 // Runner: the exploration loop (see runner.h).
 #include "egraph/runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "egraph/change_tracker.h"
 #include "egraph/ematch.h"
 #include "egraph/multi_pattern.h"
 
@@ -23,6 +25,7 @@ std::string_view stop_reason_name(StopReason r) {
 
 void RuleStats::add(const RuleStats& o) {
   matches += o.matches;
+  searched += o.searched;
   applied += o.applied;
   unchanged += o.unchanged;
   rejected_condition += o.rejected_condition;
@@ -30,6 +33,10 @@ void RuleStats::add(const RuleStats& o) {
   rejected_split += o.rejected_split;
   rejected_cycle += o.rejected_cycle;
   banned = banned || o.banned;
+  truncated = truncated || o.truncated;
+  memo_hits += o.memo_hits;
+  search_s += o.search_s;
+  apply_s += o.apply_s;
 }
 
 std::vector<RuleStats> RunReport::totals() const {
@@ -50,10 +57,10 @@ std::string RunReport::summary() const {
   auto t = totals();
   for (size_t r = 0; r < t.size(); ++r) {
     if (t[r].matches == 0) continue;
-    s += fmt::format("  {:<32} matches {:7} applied {:7} unchanged {:7} rejected {:7} (cond {} type {} split {} cycle {}){}\n",
-                     rule_names[r], t[r].matches, t[r].applied, t[r].unchanged, t[r].rejected(),
+    s += fmt::format("  {:<32} matches {:7} searched {:7} applied {:7} unchanged {:7} rejected {:7} (cond {} type {} split {} cycle {}){}\n",
+                     rule_names[r], t[r].matches, t[r].searched, t[r].applied, t[r].unchanged, t[r].rejected(),
                      t[r].rejected_condition, t[r].rejected_type, t[r].rejected_split,
-                     t[r].rejected_cycle, t[r].banned ? " banned" : "");
+                     t[r].rejected_cycle, t[r].banned ? " banned" : t[r].truncated ? " truncated" : "");
   }
   return s;
 }
@@ -78,6 +85,62 @@ void count(RuleStats& st, ApplyOutcome o) {
   }
 }
 
+// Matches whose application is known to be a no-op: a (rule, roots, substitution) over
+// canonical class ids that was applied or found unchanged before gives the same e-nodes again
+// (hash-consing), so it is Unchanged; an ill-typed one stays ill-typed (class types never
+// change). Outcomes that can change (conditions on weight_only, split trees, the cycle
+// filter) are not remembered. Keys are 64-bit fingerprints: a collision can only skip an
+// application, which is always sound.
+class MatchMemo {
+ public:
+  uint64_t key(const EGraph& eg, size_t rule, const EClassId* roots, size_t nroots,
+               const EClassId* subst, size_t nvars) const {
+    uint64_t h = mix(0x9e3779b97f4a7c15ULL ^ rule);
+    for (size_t i = 0; i < nroots; ++i) h = mix(h ^ eg.find(roots[i]).v);
+    for (size_t i = 0; i < nvars; ++i) h = mix(h ^ (uint64_t{eg.find(subst[i]).v} << 1));
+    return h;
+  }
+  bool known(uint64_t k) const {
+    if (slots_.empty()) return false;
+    k |= 1;  // 0 marks an empty slot
+    for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == k) return true;
+      if (slots_[i] == 0) return false;
+    }
+  }
+  void remember(uint64_t k, ApplyOutcome o) {
+    if (o != ApplyOutcome::Applied && o != ApplyOutcome::Unchanged && o != ApplyOutcome::IllTyped) return;
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    if (insert(k | 1)) ++size_;
+  }
+
+ private:
+  static uint64_t mix(uint64_t x) {  // splitmix64 finalizer
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  // Open addressing, linear probing, at most half full: no allocation per entry.
+  bool insert(uint64_t k) {
+    for (size_t i = k & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == k) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = k;
+        return true;
+      }
+    }
+  }
+  void grow() {
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, old.size() * 2), 0);
+    for (uint64_t k : old)
+      if (k) insert(k);
+  }
+  std::vector<uint64_t> slots_;
+  size_t size_ = 0;
+};
+
 }  // namespace
 
 RunReport Runner::run(const std::vector<Rewrite>& rules) {
@@ -100,6 +163,48 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
   CycleFilter filter(cfg_.cycle_filter);
   CycleGuard* guard = cfg_.cycle_filter == CycleFilterMode::None ? nullptr : &filter;
   Applier applier;
+  MatchMemo memo;
+  // Applies one match unless the memo knows it is a no-op; counts the outcome.
+  auto apply_one = [&](RuleStats& st, size_t r, const EClassId* roots, const EClassId* subst) {
+    const Rewrite& rw = rules[r];
+    uint64_t k = memo.key(eg_, r, roots, rw.lhs.size(), subst, rw.nvars());
+    if (memo.known(k)) {
+      ++st.unchanged;
+      ++st.memo_hits;
+      return ApplyOutcome::Unchanged;
+    }
+    ApplyOutcome o = applier.apply(eg_, rw, roots, subst, guard);
+    memo.remember(k, o);
+    count(st, o);
+    return o;
+  };
+  // Incremental search (change_tracker.h): a rule whose previous search was complete and whose
+  // matches were all processed searches only near changed classes, plus the roots of matches
+  // the cycle filter refused (reachability can change anywhere).
+  ChangeTracker tracker;
+  unsigned max_height = 0;
+  for (size_t r : singles) max_height = std::max(max_height, static_cast<unsigned>(rules[r].lhs[0].height()));
+  // The scheduler is shown the number of matches a full search would find (egg's semantics):
+  // per rule, the match count of every root class from its last search.
+  struct RootCounts {
+    std::vector<std::pair<uint32_t, uint32_t>> entries;  ///< (root class, matches there)
+    size_t total = 0;
+  };
+  std::vector<uint32_t> researched;  // epoch per class: re-searched in this incremental search
+  uint32_t research_epoch = 0;
+  std::vector<uint8_t> complete(rules.size(), 0);
+  std::vector<std::vector<EClassId>> revisit(rules.size());
+  std::vector<RootCounts> root_counts(rules.size());
+  std::vector<EClassId> roots_buf;
+  // Appends the counts of a search's matches (those of one root are contiguous).
+  auto recount = [&](RootCounts& rc, const Matches& ms) {
+    for (size_t m = 0; m < ms.size(); ++m) {
+      uint32_t root = ms.root(m).v;
+      if (m > 0 && ms.root(m - 1).v == root) ++rc.entries.back().second;
+      else rc.entries.push_back({root, 1});
+    }
+    rc.total += ms.size();
+  };
 
   eg_.rebuild();
   if (guard) filter.remove_cycles(eg_);
@@ -123,17 +228,43 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     auto t0 = Clock::now();
     SearchOptions opt;
     opt.skip_filtered = cfg_.skip_filtered_in_search;
+    tracker.update(eg_, max_height);
     for (size_t r : singles) {
       matches[r].reset(rules[r].nvars());
       size_t limit = sched_->search_limit(r, iter);
       if (limit == 0) {
         it.rules[r].banned = true;
+        complete[r] = 0;
         continue;
       }
       opt.limit = limit == SIZE_MAX ? SIZE_MAX : limit + 1;
-      size_t n = search_pattern(eg_, rules[r].lhs[0], rules[r].nvars(), matches[r], opt);
-      it.rules[r].matches = n;
-      if (!sched_->accept(r, iter, n)) {
+      auto ts = Clock::now();
+      const Pattern& lhs = rules[r].lhs[0];
+      RootCounts& rc = root_counts[r];
+      if (cfg_.incremental_search && complete[r]) {
+        tracker.roots(eg_, lhs.root().op, lhs.op_height(), lhs.height(), revisit[r], roots_buf);
+        search_pattern_in(eg_, lhs, rules[r].nvars(), roots_buf, matches[r], opt);
+        // Forget the counts of re-searched roots and of classes merged away.
+        if (researched.size() < eg_.class_capacity()) researched.resize(eg_.class_capacity(), 0);
+        ++research_epoch;
+        for (EClassId c : roots_buf) researched[c.v] = research_epoch;
+        std::erase_if(rc.entries, [&](const auto& e) {
+          if (researched[e.first] != research_epoch && eg_.find(EClassId(e.first)).v == e.first) return false;
+          rc.total -= e.second;
+          return true;
+        });
+      } else {
+        search_pattern(eg_, lhs, rules[r].nvars(), matches[r], opt);
+        rc.entries.clear();
+        rc.total = 0;
+      }
+      recount(rc, matches[r]);
+      revisit[r].clear();
+      it.rules[r].search_s = seconds_since(ts);
+      it.rules[r].matches = rc.total;
+      it.rules[r].searched = matches[r].size();
+      complete[r] = sched_->accept(r, iter, rc.total);
+      if (!complete[r]) {
         it.rules[r].banned = true;
         matches[r].truncate(0);
       }
@@ -146,24 +277,39 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     t0 = Clock::now();
     filter.begin_iteration(eg_);
     size_t applications = 0;
+    StopReason limit_reason = StopReason::NodeLimit;
     auto check_limits = [&] {
-      if ((++applications & 63) == 0 && time_up()) limit_hit = true;
-      if (eg_.num_nodes() >= cfg_.node_limit) limit_hit = true;
+      if ((++applications & 63) == 0 && time_up()) {
+        limit_hit = true;
+        limit_reason = StopReason::TimeLimit;
+      }
+      if (eg_.num_nodes() >= cfg_.node_limit) {
+        limit_hit = true;
+        limit_reason = StopReason::NodeLimit;
+      }
       return limit_hit;
     };
     for (size_t r : singles) {
       const Matches& ms = matches[r];
-      for (size_t m = 0; m < ms.size() && !limit_hit; ++m) {
+      auto ta = Clock::now();
+      for (size_t m = 0; m < ms.size(); ++m) {
+        if (limit_hit) {
+          complete[r] = 0;  // matches left unapplied: search everything next time
+          break;
+        }
         EClassId root = ms.root(m);
-        count(it.rules[r], applier.apply(eg_, rules[r], &root, ms.subst(m), guard));
+        if (apply_one(it.rules[r], r, &root, ms.subst(m)) == ApplyOutcome::WouldCycle)
+          revisit[r].push_back(root);
         check_limits();
       }
+      it.rules[r].apply_s = seconds_since(ta);
     }
     if (it.multi) {
       for (size_t k = 0; k < multis.size() && !limit_hit; ++k) {
         size_t r = multis[k];
         // Collect first: applying while enumerating would be fine, but a snapshot keeps the
         // combination count independent of the applications.
+        auto tc = Clock::now();
         std::vector<EClassId> combos;
         const size_t nl = rules[r].lhs.size(), nv = rules[r].nvars();
         size_t n = mps.for_each_combination(
@@ -174,11 +320,16 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
             },
             cfg_.multi_combination_limit);
         it.rules[r].matches = n;
+        it.rules[r].searched = n;
+        it.rules[r].truncated = n >= cfg_.multi_combination_limit;
+        it.rules[r].search_s = seconds_since(tc);
+        auto ta = Clock::now();
         for (size_t c = 0; c < n && !limit_hit; ++c) {
           const EClassId* base = combos.data() + c * (nl + nv);
-          count(it.rules[r], applier.apply(eg_, rules[r], base, base + nl, guard));
+          apply_one(it.rules[r], r, base, base + nl);
           check_limits();
         }
+        it.rules[r].apply_s = seconds_since(ta);
       }
     }
     it.apply_s = seconds_since(t0);
@@ -201,7 +352,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     rep.iterations.push_back(std::move(it));
 
     if (limit_hit) {
-      stop = eg_.num_nodes() >= cfg_.node_limit ? StopReason::NodeLimit : StopReason::TimeLimit;
+      stop = limit_reason;  // the rebuild may have brought the node count back under the limit
       break;
     }
     bool changed = eg_.union_count() != unions_before || eg_.num_nodes() != nodes_before ||

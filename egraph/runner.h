@@ -13,6 +13,17 @@
 // snapshot; apply all matches (conditions, shape checks, cycle pre-filter); rebuild; remove
 // remaining cycles. Stops when nothing changed (Saturated, unless the scheduler lifts bans)
 // or at a limit. Hitting a limit is a stop reason, never an error.
+//
+// Two things make later iterations cheap without changing what is explored (tested against
+// a plain run in tests/egraph/test_incremental.cpp):
+//   - incremental search (change_tracker.h): a single-pattern rule whose last search was
+//     complete searches only classes within its pattern's height of a change; the scheduler
+//     is still shown the full match count (per-root counts from earlier searches);
+//   - a memo of matches whose application is a known no-op (applied or unchanged before
+//     over the same canonical classes, or ill-typed): they are counted as unchanged
+//     (RuleStats::memo_hits) without re-planning the right-hand side.
+// Multi-pattern rules search fully in each of their k_multi iterations; their Cartesian
+// product is bounded by RunnerConfig::multi_combination_limit.
 #pragma once
 
 #include <cstddef>
@@ -32,14 +43,21 @@ std::string_view stop_reason_name(StopReason r);
 
 /// Per rule, per iteration.
 struct RuleStats {
-  size_t matches = 0;      ///< substitutions found (combinations, for multi-pattern rules)
+  size_t matches = 0;      ///< substitutions in the e-graph, what the scheduler judges (combinations, for multi-pattern rules)
+  size_t searched = 0;     ///< of those, found by this iteration's (incremental) search; these are
+                           ///< processed: applied + unchanged + rejected == searched unless banned
+                           ///< or cut by a limit
   size_t applied = 0;      ///< applications that changed the e-graph
   size_t unchanged = 0;    ///< right-hand side already in the class
+  size_t memo_hits = 0;    ///< of those (or ill-typed ones), known from an earlier iteration, not re-planned
   size_t rejected_condition = 0;
   size_t rejected_type = 0;   ///< ill-typed right-hand side or type differs from the match
   size_t rejected_split = 0;  ///< (split AXIS x) without a boundary
   size_t rejected_cycle = 0;  ///< cycle filter pre-check
   bool banned = false;        ///< skipped or dropped by the scheduler
+  bool truncated = false;     ///< multi-pattern: combinations cut at multi_combination_limit
+  double search_s = 0;        ///< e-matching time (multi-pattern: the combination step)
+  double apply_s = 0;         ///< applying its matches
   size_t rejected() const { return rejected_condition + rejected_type + rejected_split + rejected_cycle; }
   void add(const RuleStats& o);
 };
@@ -73,7 +91,16 @@ struct RunnerConfig {
   size_t k_multi = 1;
   CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
   bool skip_filtered_in_search = true;
-  size_t multi_combination_limit = SIZE_MAX;  ///< per multi-pattern rule and iteration
+  /// Bound on the Cartesian product of a multi-pattern rule, per rule and iteration: matches
+  /// sharing a join key (e.g. n products of one input give n(n-1) ordered pairs) grow
+  /// quadratically with every k_multi iteration. The first combinations in match order are
+  /// applied, the rest dropped (RuleStats::truncated). 100k is above every benchmark model at
+  /// k_multi 2 (largest: about 41k for NasRNN's matmul-merge) and keeps the product's memory
+  /// and time bounded (a few MB, well under a second) on e-graphs near the node limit.
+  size_t multi_combination_limit = 100000;
+  /// Single-pattern rules search only near classes changed since their last complete search
+  /// (change_tracker.h); false searches everything every iteration (egg's behaviour).
+  bool incremental_search = true;
 };
 
 class Runner {
@@ -85,6 +112,7 @@ class Runner {
   Runner& with_k_multi(size_t k) { cfg_.k_multi = k; return *this; }
   Runner& with_cycle_filter(CycleFilterMode m) { cfg_.cycle_filter = m; return *this; }
   Runner& with_skip_filtered_in_search(bool b) { cfg_.skip_filtered_in_search = b; return *this; }
+  Runner& with_incremental_search(bool b) { cfg_.incremental_search = b; return *this; }
   Runner& with_config(const RunnerConfig& c) { cfg_ = c; return *this; }
   /// Default: BackoffScheduler(1000, 5) for single-pattern rules.
   Runner& with_scheduler(std::unique_ptr<Scheduler> s) { sched_ = std::move(s); return *this; }

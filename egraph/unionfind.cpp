@@ -29,6 +29,12 @@ EClassId UnionFind::find_mut(EClassId x) {
   return EClassId(root);
 }
 
+void UnionFind::compress_all() {
+  // When roots are the smallest ids of their sets (the e-graph's policy), every parent below i
+  // is already compressed, so each find() here takes at most two steps.
+  for (uint32_t i = 0; i < parents_.size(); ++i) parents_[i] = find(EClassId(i)).v;
+}
+
 EClassId UnionFind::union_roots(EClassId root, EClassId child) {
   assert(is_root(root) && is_root(child));
   parents_[child.v] = root.v;

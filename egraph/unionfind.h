@@ -1,7 +1,7 @@
 // Union-find over e-class ids with path compression (egg's unionfind.rs).
 //
-// The caller decides which root survives a union (the e-graph keeps the class with more
-// parents as root), so `union_roots` takes two roots and makes the second point at the first.
+// The caller decides which root survives a union (the e-graph keeps the older class as
+// root), so `union_roots` takes two roots and makes the second point at the first.
 #pragma once
 
 #include <vector>
@@ -23,6 +23,8 @@ class UnionFind {
   /// Makes root `child` point at root `root`; both must be roots. Returns root.
   EClassId union_roots(EClassId root, EClassId child);
   bool is_root(EClassId x) const { return parents_[x.v] == x.v; }
+  /// Points every id directly at its root (after a rebuild, so that find() is one step).
+  void compress_all();
 
  private:
   std::vector<uint32_t> parents_;

@@ -10,20 +10,18 @@
 // "file:line: ". `A <=> B` yields two RuleSpecs, NAME (A => B) and NAME-rev (B => A).
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "egraph/rule_error.h"
 #include "egraph/rule_spec.h"
 
 namespace tensat::rules {
 
-/// A malformed rule file; what() is "file:line: what is wrong".
-class RuleError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+/// A malformed rule file; what() is "file:line: what is wrong". The same type as the
+/// engine's tensat::RuleError (egraph/rule_error.h), so one catch handles both.
+using RuleError = tensat::RuleError;
 
 /// Parses rules from text; `filename` is used in messages and RuleSpec::file.
 std::vector<RuleSpec> load_rules_text(std::string_view text, const std::string& filename);
