@@ -349,6 +349,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     it.filtered_total = eg_.num_filtered();
     spdlog::debug("iteration {}: {} e-nodes, {} e-classes, {} filtered", iter, it.nodes, it.classes,
                   it.filtered_total);
+    if (cfg_.on_iteration) cfg_.on_iteration(it);
     rep.iterations.push_back(std::move(it));
 
     if (limit_hit) {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,6 +102,8 @@ struct RunnerConfig {
   /// Single-pattern rules search only near classes changed since their last complete search
   /// (change_tracker.h); false searches everything every iteration (egg's behaviour).
   bool incremental_search = true;
+  /// Called after every iteration with its report (progress lines in the CLI); may be empty.
+  std::function<void(const IterationReport&)> on_iteration;
 };
 
 class Runner {

@@ -128,6 +128,12 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rc.time_limit_s = o.time_limit_s;
   rc.k_multi = o.k_multi;
   rc.cycle_filter = *cycle_filter_from_name(o.cycle_filter);
+  if (o.progress) {
+    rc.on_iteration = [](const IterationReport& it) {
+      std::fprintf(stderr, "explore: iteration %zu: %zu e-nodes, %zu e-classes, %zu filtered%s\n", it.iteration + 1,
+                   it.nodes, it.classes, it.filtered_total, it.multi ? " (multi-pattern rules applied)" : "");
+    };
+  }
   RunReport run = Runner(eg).with_config(rc).run(rules);
   rep.times["explore"] = since(t);
   rep.egraph.nodes = run.nodes;
