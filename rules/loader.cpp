@@ -1,6 +1,8 @@
 // Rule-file loader: logical lines -> NAME, sides, conditions -> checked RuleSpecs.
 #include "rules/loader.h"
 
+#include "rules/embedded_rules.h"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -405,6 +407,20 @@ std::vector<RuleSpec> load_rules_dir(const std::string& dir) {
 
 std::string default_rules_dir() { return TENSAT_RULES_DIR; }
 
-std::vector<RuleSpec> default_rules() { return load_rules_dir(default_rules_dir()); }
+std::vector<RuleSpec> default_rules() {
+  // The built-in set is compiled in (embedded_rules.h), so it does not depend on the source
+  // tree at run time; load_rules_dir(default_rules_dir()) reads the same files from disk.
+  std::vector<RuleSpec> all;
+  std::map<std::string, std::string> where;
+  for (const auto& f : embedded_rule_files()) {
+    for (auto& r : load_rules_text(f.text, "rules/" + std::string(f.name))) {
+      std::string here = r.file + ":" + std::to_string(r.line);
+      auto [it, fresh] = where.emplace(r.name, here);
+      if (!fresh) fail(r.file, r.line, "duplicate rule name '" + r.name + "' (first defined at " + it->second + ")");
+      all.push_back(std::move(r));
+    }
+  }
+  return all;
+}
 
 }  // namespace tensat::rules

@@ -138,3 +138,19 @@ TEST(LoaderText, FormatMdExamplesLoad) {
 
 }  // namespace
 }  // namespace tensat::rules
+
+// The compiled-in rule set is the rules/*.rules files as they are on disk.
+TEST(Loader, EmbeddedRulesEqualTheFilesOnDisk) {
+  auto embedded = tensat::rules::default_rules();
+  auto disk = tensat::rules::load_rules_dir(tensat::rules::default_rules_dir());
+  ASSERT_EQ(embedded.size(), disk.size());
+  for (size_t i = 0; i < embedded.size(); ++i) {
+    EXPECT_EQ(embedded[i].name, disk[i].name);
+    EXPECT_EQ(embedded[i].line, disk[i].line);
+    ASSERT_EQ(embedded[i].lhs.size(), disk[i].lhs.size());
+    for (size_t k = 0; k < embedded[i].lhs.size(); ++k) {
+      EXPECT_EQ(embedded[i].lhs[k].str(), disk[i].lhs[k].str());
+      EXPECT_EQ(embedded[i].rhs[k].str(), disk[i].rhs[k].str());
+    }
+  }
+}
