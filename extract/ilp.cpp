@@ -6,8 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 
+#include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <ClpSolve.hpp>
@@ -47,6 +50,60 @@ double seconds_since(Clock::time_point t0) {
 }
 
 int cbc_callback(CbcModel*, int) { return 0; }
+
+// Stall stop: CBC calls event() after each node, each cut pass (root included) and each new
+// solution; once the search is past its first LP solve, the handler returns `stop` when the
+// incumbent has not improved for `stall_s` seconds. CBC clones the handler into the model it
+// solves, so the state lives behind a shared pointer.
+class StallHandler : public CbcEventHandler {
+ public:
+  struct State {
+    std::mutex mu;
+    double stall_s = 0.0;
+    bool armed = false;          // the first LP has been solved (first event seen)
+    bool fired = false;
+    double best = COIN_DBL_MAX;  // best objective seen (minimisation)
+    Clock::time_point since{};   // last improvement, or when the handler was armed
+    int events = 0;
+  };
+  explicit StallHandler(std::shared_ptr<State> st) : state_(std::move(st)) {}
+  StallHandler(const StallHandler& o) = default;
+  CbcEventHandler* clone() const override { return new StallHandler(*this); }
+
+  CbcAction event(CbcEvent e) override { return check(e); }
+  CbcAction event(CbcEvent e, void*) override { return check(e); }
+
+ private:
+  CbcAction check(CbcEvent e) {
+    if (!model_ || !state_) return noAction;
+    State& s = *state_;
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.events;
+    const auto now = Clock::now();
+    if (!s.armed) {
+      s.armed = true;
+      s.since = now;
+    }
+    if (model_->getSolutionCount() > 0) {
+      const double obj = model_->getMinimizationObjValue();
+      if (obj < s.best - 1e-9 * std::max(1.0, std::abs(obj))) {
+        s.best = obj;
+        s.since = now;
+      }
+    }
+    if (e != node && e != treeStatus && e != generatedCuts) return noAction;
+    if (!s.fired && std::chrono::duration<double>(now - s.since).count() >= s.stall_s) s.fired = true;
+    if (!s.fired) return noAction;
+    // CBC obeys `stop` after a node, but its root cut loop (seconds per pass on nasneta)
+    // ignores the action and checks only the time limit: end that too, now.
+    auto* m = const_cast<CbcModel*>(model_);
+    m->sayEventHappened();
+    m->setMaximumSeconds(std::min(m->getMaximumSeconds(), m->getCurrentSeconds()));
+    return stop;
+  }
+
+  std::shared_ptr<State> state_;
+};
 
 // The ILP over the reduced problem. Columns: x per alive node of a non-free class, then an
 // order variable t per such class when order constraints are on.
@@ -163,11 +220,18 @@ class IlpModel {
     bool infeasible = false;
     double objective = 0.0;
     double bound = -std::numeric_limits<double>::infinity();
+    bool stalled = false;  // stopped by the stall rule
     Choice choice;  // decoded, pruned to the roots (may be cyclic)
   };
 
-  Outcome solve(const Choice& warm, double seconds) {
+  Outcome solve(const Choice& warm, double seconds, double stall_s) {
     CbcModel model(solver_);
+    auto stall = std::make_shared<StallHandler::State>();
+    stall->stall_s = stall_s;
+    if (stall_s > 0.0) {
+      StallHandler handler(stall);
+      model.passInEventHandler(&handler);  // cloned
+    }
     CbcSolverUsefulData data;
     CbcMain0(model, data);
     data.useSignalHandler_ = false;
@@ -192,6 +256,9 @@ class IlpModel {
     CbcMain1(static_cast<int>(argv.size()), argv.data(), model, cbc_callback, data);
 
     Outcome out;
+    out.stalled = stall->fired;
+    spdlog::debug("ilp: CBC status {} secondary {}, {} events, stall {}", model.status(),
+                  model.secondaryStatus(), stall->events, stall->fired);
     out.proven_optimal = model.isProvenOptimal();
     out.infeasible = model.isProvenInfeasible();
     out.bound = model.getBestPossibleObjValue();
@@ -570,6 +637,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
 
   double bound = -std::numeric_limits<double>::infinity();
   std::string status;
+  const double stall_s = opts.stall_s < 0.0 ? std::max(1.0, 0.2 * opts.time_limit_s) : opts.stall_s;
+  bool stalled = false;  // the last CBC round was ended by the stall rule
   if (model.num_x() == 0) {
     // Every class left is free: the mapped warm start costs nothing and is optimal (CBC
     // on an empty model reports no solution and a bound of +inf).
@@ -580,7 +649,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
     const double left = 0.9 * (opts.time_limit_s - seconds_since(t0)) - 0.1;
     if (left <= 0.0) break;
-    auto out = model.solve(opts.warm_start ? incumbent : Choice{}, left);
+    auto out = model.solve(opts.warm_start ? incumbent : Choice{}, left, stall_s);
+    stalled = out.stalled;
     res.ilp_rounds = round + 1;
     bound = std::max(bound, out.bound);  // every round solves a relaxation: a valid bound
     if (!out.has_solution) {
@@ -623,7 +693,10 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       break;
     }
   }
-  if (status.empty()) status = improved ? "timeout-best-found" : "timeout-greedy";
+  if (status.empty()) {
+    const std::string why = stalled ? "stalled" : "timeout";
+    status = why + (improved ? "-best-found" : "-greedy");
+  }
 
   res.choice = incumbent;
   res.status = status;

@@ -23,6 +23,10 @@ std::string to_string(OrderConstraints o);
 
 struct IlpOptions {
   double time_limit_s = 10.0;  ///< wall clock for the whole call (greedy warm start included)
+  /// Stall stop: once CBC has solved its first LP, it stops when the incumbent has not
+  /// improved for this many seconds (status "stalled-best-found" / "stalled-greedy").
+  /// Negative: max(1 s, 20% of time_limit_s); 0: off (only the time limit stops CBC).
+  double stall_s = -1.0;
   int threads = 1;             ///< CBC threads
   OrderConstraints order = OrderConstraints::None;
   bool reduce = true;          ///< apply reduce() first (see extract/README.md)
@@ -46,7 +50,8 @@ struct IlpOptions {
 
 /// Solves the extraction ILP. Never returns a worse DAG cost than the warm start, always
 /// returns a checked acyclic, complete extraction. status: "optimal"; on a time-out
-/// "timeout-best-found" (the ILP improved on the warm start) or "timeout-greedy"; when CBC
+/// "timeout-best-found" (the ILP improved on the warm start) or "timeout-greedy"; when the
+/// stall rule stopped CBC "stalled-best-found" or "stalled-greedy"; when CBC
 /// fails unexpectedly "ilp-failed-greedy". Throws InputError when no acyclic extraction exists.
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts = {});
 

@@ -83,8 +83,10 @@ Reduction reduce(const ExtractGraph& g) {
   }
 
   // Dominance: m replaces n when cost(m) <= cost(n) and children(m) is a subset of
-  // children(n). Candidates are visited by (cost, #children, index), so a dominator always
-  // comes first, and comparing against kept nodes suffices (dominance is transitive).
+  // children(n), free child classes left out (they cost nothing and reach only free classes,
+  // so a swap that adds one adds no cost and closes no cycle). Candidates are visited by
+  // (cost, #children, index), so a dominator always comes first, and comparing against kept
+  // nodes suffices (dominance is transitive).
   for (ClassIdx c = 0; c < C; ++c) {
     if (r.class_free[c]) continue;
     std::vector<NodeIdx> cand;
@@ -92,7 +94,10 @@ Reduction reduce(const ExtractGraph& g) {
       if (r.node_alive[n]) cand.push_back(n);
     if (cand.size() < 2) continue;
     std::vector<std::vector<ClassIdx>> kids(cand.size());
-    for (size_t i = 0; i < cand.size(); ++i) kids[i] = g.child_classes(cand[i]);
+    for (size_t i = 0; i < cand.size(); ++i) {
+      kids[i] = g.child_classes(cand[i]);
+      std::erase_if(kids[i], [&](ClassIdx k) { return r.class_free[k] != 0; });
+    }
     std::vector<size_t> order(cand.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {

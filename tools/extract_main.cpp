@@ -1,4 +1,4 @@
-// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S]
+// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--stall S]
 //                               [--order none|real|int] [--threads N]
 // Extracts from an egraph-serialize e-graph and prints one JSON object:
 // {"method", "cost", "time_s", "acyclic", "status", "gap"}.
@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"greedy", "dag", "ilp"}));
   app.add_option("--time-limit", time_limit, "ILP wall-clock limit in seconds")
       ->check(CLI::PositiveNumber);
+  double stall = -1.0;
+  app.add_option("--stall", stall,
+                 "ILP stall stop: seconds without a better solution (default max(1, 20% of the "
+                 "time limit); 0 = off)");
   app.add_option("--order", order, "ILP topological-order constraints: none | real | int")
       ->check(CLI::IsMember({"none", "real", "int"}));
   app.add_option("--threads", threads, "CBC threads")->check(CLI::PositiveNumber);
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
     opts.method = ex::parse_method(method);
     opts.ilp.time_limit_s = time_limit;
     opts.ilp.threads = threads;
+    opts.ilp.stall_s = stall;
     opts.ilp.order = ex::parse_order(order);
     opts.ilp.reduce = !no_reduce;
     opts.ilp.cbc_log_level = cbc_log;

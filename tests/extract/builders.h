@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <algorithm>
 #include <random>
+#include <string>
 
 #include "extract/extract_graph.h"
 
@@ -89,6 +91,33 @@ inline ExtractGraph random_egraph(uint32_t seed, int classes, bool acyclic, int 
     }
   }
   g.roots = {0};
+  return g;
+}
+
+// Weighted set cover as an extraction problem (hard for the ILP: a fractional LP, no
+// requirement rows): the root uses every element class, element i picks one of the `per`
+// sets that contain it (a zero-cost node pointing to the set's class), a set class is a leaf
+// that costs its weight. The DAG cost is the weight of the sets used.
+inline ExtractGraph set_cover(uint32_t seed, int elements, int sets, int per) {
+  std::mt19937 rng(seed);
+  ExtractGraph g;
+  const ClassIdx root = g.add_class("root");
+  std::vector<ClassIdx> elem, set;
+  for (int i = 0; i < elements; ++i) elem.push_back(g.add_class("e" + std::to_string(i)));
+  for (int j = 0; j < sets; ++j) {
+    set.push_back(g.add_class("s" + std::to_string(j)));
+    g.add_node(set.back(), "set", {}, 1.0 + static_cast<double>(rng() % 90) / 10.0);
+  }
+  for (int i = 0; i < elements; ++i) {
+    std::vector<int> picked;
+    while (static_cast<int>(picked.size()) < per) {
+      const int j = static_cast<int>(rng() % static_cast<uint32_t>(sets));
+      if (std::find(picked.begin(), picked.end(), j) == picked.end()) picked.push_back(j);
+    }
+    for (int j : picked) g.add_node(elem[static_cast<size_t>(i)], "in", {set[static_cast<size_t>(j)]}, 0.0);
+  }
+  g.add_node(root, "cover", elem, 0.0);
+  g.roots = {root};
   return g;
 }
 

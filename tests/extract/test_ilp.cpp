@@ -103,6 +103,22 @@ TEST(Ilp, ReductionKeepsTheOptimum) {
   }
 }
 
+TEST(Ilp, StallStopReturnsTheBestSolutionFound) {
+  // A set cover CBC cannot close quickly; a stall window far below its solve time.
+  const ExtractGraph g = testing::set_cover(3, 120, 60, 3);
+  IlpOptions opts;
+  opts.time_limit_s = 60;
+  opts.stall_s = 0.02;
+  const auto r = extract_ilp(g, opts);
+  EXPECT_TRUE(r.status == "stalled-greedy" || r.status == "stalled-best-found") << r.status;
+  EXPECT_EQ(extraction_problem(g, r.choice), "");
+  EXPECT_LE(r.dag_cost, r.warm_start_cost + 1e-9);
+  EXPECT_EQ(r.status == "stalled-best-found", r.dag_cost < r.warm_start_cost - 1e-9);
+  EXPECT_LE(r.best_bound, r.dag_cost + 1e-9);
+  EXPECT_GT(r.gap, 0.0);
+  EXPECT_NEAR(r.gap, (r.dag_cost - r.best_bound) / r.dag_cost, 1e-9);
+}
+
 TEST(Ilp, TinyTimeLimitStillReturnsAValidGraph) {
   const ExtractGraph g = testing::random_egraph(7, 60, /*acyclic=*/false);
   IlpOptions opts;

@@ -43,6 +43,33 @@ TEST(Reduce, MapsOntoAFreeNodeWhoseChildrenTheInputDidNotChoose) {
   EXPECT_EQ(r.dag_cost, 1.0);
 }
 
+// R = f(C) [1]; C = b(X, W) [2] | a(X) [2]; X = leaf [1]; W = weight [0]. W is free, so b
+// dominates a although it has the extra child W (a weight, as in conv(x, w) next to a
+// rewritten conv): a's warm start maps onto b with W set to its free node.
+TEST(Reduce, DominanceIgnoresFreeChildClasses) {
+  ExtractGraph g;
+  const ClassIdx r = g.add_class("R"), c = g.add_class("C"), x = g.add_class("X"),
+                 w = g.add_class("W");
+  g.add_node(r, "f", {c}, 1.0);
+  const NodeIdx b = g.add_node(c, "b", {x, w}, 2.0);
+  const NodeIdx a = g.add_node(c, "a", {x}, 2.0);
+  g.add_node(x, "leaf", {}, 1.0);
+  g.add_node(w, "weight", {}, 0.0);
+  g.roots = {r};
+  const Reduction red = reduce(g);
+  ASSERT_TRUE(red.class_free[w]);
+  EXPECT_EQ(red.stats.dominated, 1u);
+  EXPECT_FALSE(red.node_alive[a]);
+  EXPECT_EQ(red.replacement[a], static_cast<int64_t>(b));
+  const Choice uses_a = {0, static_cast<int64_t>(a), 3, -1};
+  ASSERT_EQ(extraction_problem(g, uses_a), "");
+  const Choice mapped = map_to_reduced(g, red, uses_a);
+  EXPECT_EQ(extraction_problem(g, mapped), "");
+  EXPECT_EQ(mapped[c], static_cast<int64_t>(b));
+  EXPECT_EQ(dag_cost(g, mapped), 4.0);
+  EXPECT_EQ(extract_ilp(g).dag_cost, 4.0);
+}
+
 TEST(Reduce, WarmStartMappingOnGraphsWithManyZeroCostNodes) {
   int mapped_count = 0;
   for (uint32_t seed = 0; seed < 200; ++seed) {
