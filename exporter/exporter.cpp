@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cerrno>
@@ -390,6 +391,8 @@ void Emitter::emit(NodeId n) {
       }
       onnx::NodeProto* p = graph_->add_node();
       *p = on.node;
+      for (const auto& vi : on.output_info)
+        if (!std::count(ctx_.output_names.begin(), ctx_.output_names.end(), vi.name())) *graph_->add_value_info() = vi;
       for (int i = 0; i < on.node.input_size(); ++i) p->set_input(i, ins[static_cast<size_t>(i)]);
       if (on.node.output_size() == 1) {
         names_[n] = on.node.output(0);

@@ -318,8 +318,12 @@ void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
 }
 
 void Importer::collect_value_types(const onnx::GraphProto& graph) {
-  for (const auto& vi : graph.value_info())
-    if (auto t = type_from_value_info(vi.type())) value_types_[vi.name()] = *t;
+  for (const auto& vi : graph.value_info()) {
+    if (auto t = type_from_value_info(vi.type())) {
+      value_types_[vi.name()] = *t;
+      value_infos_[vi.name()] = vi;
+    }
+  }
   for (const auto& vi : graph.output())
     if (auto t = type_from_value_info(vi.type())) value_types_[vi.name()] = *t;
 }
@@ -404,6 +408,7 @@ void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) 
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
                         "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");
     outs.push_back(*t);
+    if (auto vi = value_infos_.find(o); vi != value_infos_.end()) op.output_info.push_back(vi->second);
   }
   if (outs.empty()) throw ImportError(where(n) + ": node has no outputs");
   int64_t index = static_cast<int64_t>(out_.ctx.opaque.size());

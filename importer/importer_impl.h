@@ -63,6 +63,7 @@ class Importer {
   std::string source_;
   std::unordered_map<std::string, ir::NodeId> env_;
   std::unordered_map<std::string, TensorType> value_types_;  // from shape inference / outputs
+  std::unordered_map<std::string, onnx::ValueInfoProto> value_infos_;  // the same, verbatim
   std::unordered_map<std::string, int> consumers_;
   std::unordered_set<std::string> weight_names_;               // names bound to weights
   std::unordered_set<ir::NodeId> plain_convs_;

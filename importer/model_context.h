@@ -20,6 +20,9 @@ struct OpaqueNode {
   /// Outer-scope tensors read implicitly by subgraph attributes (If/Loop/Scan): they are
   /// children too (after child_inputs) and must keep their names in the exported model.
   std::vector<std::string> implicit_inputs;
+  /// Type and shape of its outputs as the source model (or shape inference) gave them; the
+  /// exporter writes them as value_info so the exported model is as self-describing.
+  std::vector<onnx::ValueInfoProto> output_info;
 };
 
 struct ModelContext {
