@@ -169,7 +169,17 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.status = ex.status;
   rep.extraction.gap = ex.gap;
   rep.extraction.dag_cost = ex.dag_cost;
-  rep.cost_after = graph_cost(best, *model);
+  rep.cost_extracted = graph_cost(best, *model);
+  rep.cost_after = rep.cost_extracted;
+  if (rep.cost_extracted > rep.cost_before) {
+    // Never hand back a model the cost model predicts to be slower (e.g. greedy tree
+    // extraction duplicating shared subterms): keep the original graph.
+    spdlog::warn("the extracted graph costs more than the original ({:.4f} > {:.4f} ms); keeping the original",
+                 rep.cost_extracted, rep.cost_before);
+    best = imp.graph;
+    rep.kept_original = true;
+    rep.cost_after = rep.cost_before;
+  }
   model->flush();
 
   // ---- export (to a staging file next to the output) ----------------------------------------

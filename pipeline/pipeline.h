@@ -31,6 +31,8 @@ struct PipelineReport {
   std::string input, output;
   std::string cost_model;
   double cost_before = 0, cost_after = 0;     ///< ms, same cost model
+  double cost_extracted = 0;                  ///< the extracted graph's cost (== cost_after unless kept_original)
+  bool kept_original = false;                 ///< extraction did not improve: the original graph was kept
   std::map<std::string, double> times;        ///< import, explore, extract, export, verify, total (s)
   struct {
     size_t nodes = 0, classes = 0, iterations = 0, filtered = 0;

@@ -15,6 +15,8 @@ nlohmann::json PipelineReport::to_json() const {
   j["cost_model"] = cost_model;
   j["cost_before"] = cost_before;
   j["cost_after"] = cost_after;
+  j["cost_extracted"] = cost_extracted;
+  j["kept_original"] = kept_original;
   j["speedup_pct"] = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
   j["times"] = times;
   j["egraph"] = {{"nodes", egraph.nodes},          {"classes", egraph.classes},
@@ -62,6 +64,9 @@ void PipelineReport::print(FILE* out) const {
   std::fprintf(out, "+----------------------+------------+------------+\n");
   double speedup = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
   std::fprintf(out, "predicted speedup %.1f%% (cost model %s)\n", speedup, cost_model.c_str());
+  if (kept_original)
+    std::fprintf(out, "the extracted graph (%.4f ms) was no better than the original: the original graph was kept\n",
+                 cost_extracted);
   std::fprintf(out, "e-graph: %zu e-nodes, %zu e-classes, %zu iterations, stop: %s, %zu filtered by the cycle filter\n",
                egraph.nodes, egraph.classes, egraph.iterations, egraph.stop_reason.c_str(), egraph.filtered);
   std::fprintf(out, "extraction: %s, %s", extraction.method.c_str(), extraction.status.c_str());

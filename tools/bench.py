@@ -99,7 +99,7 @@ def table_main(a, models):
 
 def table_variants(a, models, title, variants):
     print(f"\n### {title}\n")
-    head = "| model | " + " | ".join(f"{name} cost / speedup / explore+extract (s)" for name, _ in variants) + " |"
+    head = "| model | " + " | ".join(f"{name}: extracted cost / speedup / explore+extract (s)" for name, _ in variants) + " |"
     print(head)
     print("|---|" + "---|" * len(variants))
     res = {}
@@ -113,7 +113,9 @@ def table_variants(a, models, title, variants):
             else:
                 t = r["times"]["explore"] + r["times"]["extract"]
                 st = r["extraction"]["status"]
-                cells.append(f"{r['cost_after']:.4f} / {speed(r)} / {t:.3f} ({r['egraph']['nodes']} n, {st})")
+                ce = r.get("cost_extracted", r["cost_after"])
+                sp = (r["cost_before"] / ce - 1) * 100 if ce > 0 else 0.0
+                cells.append(f"{ce:.4f} / {sp:.1f}% / {t:.3f} ({r['egraph']['nodes']} n, {st})")
         print(f"| {m} | " + " | ".join(cells) + " |")
     return res
 
