@@ -126,6 +126,25 @@ TEST_P(Explore, SqueezeNetFireExpandMerge) {
   EXPECT_GT(one_conv, 0u) << "the fire module's output is not one convolution";
 }
 
+// Two NasRNN gates relu(x@W + h@U) over the same (x, h) (BENCHMARKS.md), scaled down: at
+// k_multi = 1, matmul-sum-merge turns them into one product over (concat x h) and a block
+// weight; relu-split + matmul-relu put both relus on it, so both gates are splits of one
+// fused product (TASO reaches this through its rule 70).
+TEST_P(Explore, RnnGatesMergeIntoOneProduct) {
+  const std::string x = "(input x@1_8)", h = "(weight h@1_8)";
+  auto gate = [&](const std::string& w, const std::string& u) {
+    return "(relu (ewadd (matmul none " + x + " (weight " + w + "@8_8) none) (matmul none " + h +
+           " (weight " + u + "@8_8) none)))";
+  };
+  Model m;
+  build(m, {gate("w0", "u0"), gate("w7", "u7")});
+  RunReport rep = explore(m, GetParam());
+  EXPECT_GT(applied(rep, "matmul-sum-merge"), 0u);
+  const std::string merged = "(split 1 ?pos (matmul relu (concat 1 ?x ?h) ?w none))";
+  EXPECT_GT(count_matches(m.eg, "(split_0 " + merged + ")", m.outputs[0]), 0u);
+  EXPECT_GT(count_matches(m.eg, "(split_1 " + merged + ")", m.outputs[1]), 0u);
+}
+
 // Rules that collapse a term to one of its subterms (`=> ?x`) merge the matched class with
 // the variable's class; the cycle this closes through the matched e-nodes is filtered.
 TEST_P(Explore, BareVariableRightHandSidesMerge) {
