@@ -5,6 +5,12 @@
 
 namespace tensat {
 
+namespace {
+// Operators of childless e-nodes (parameter leaves).
+constexpr uint64_t kLeafOps = (uint64_t{1} << static_cast<unsigned>(Op::Num)) |
+                              (uint64_t{1} << static_cast<unsigned>(Op::Sym));
+}  // namespace
+
 std::string_view cycle_filter_name(CycleFilterMode m) {
   switch (m) {
     case CycleFilterMode::None: return "none";
@@ -28,18 +34,24 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   snap_classes_ = n;
   offsets_.assign(n + 1, 0);
   kids_.clear();
-  std::vector<uint32_t>& tmp = tmp_;
+  // Distinct children per class, in first-seen order (the order does not matter: queries
+  // only ask whether a class is reachable, and any post-order numbering prunes soundly).
+  std::vector<uint32_t>& seen = tmp_;  // per class: the class whose list last took it, plus 1
+  seen.assign(n, 0);
   for (uint32_t c = 0; c < n; ++c) {
     offsets_[c] = static_cast<uint32_t>(kids_.size());
     if (eg.find(EClassId(c)) != EClassId(c)) continue;
-    tmp.clear();
-    for (ENodeId nid : eg.eclass(EClassId(c)).nodes) {
+    for (ENodeId nid : eg.eclass_canonical(EClassId(c)).nodes) {
       if (eg.is_filtered(nid)) continue;
-      for (EClassId ch : eg.node(nid).children) tmp.push_back(ch.v);
+      for (EClassId ch : eg.node(nid).children) {
+        // A class of leaves only (parameters) reaches nothing and is never a query's target
+        // (that holds a matched operator): leaving it out changes no answer.
+        if ((eg.class_ops(ch) & ~kLeafOps) == 0) continue;
+        if (seen[ch.v] == c + 1) continue;
+        seen[ch.v] = c + 1;
+        kids_.push_back(ch.v);
+      }
     }
-    std::sort(tmp.begin(), tmp.end());
-    tmp.erase(std::unique(tmp.begin(), tmp.end()), tmp.end());
-    kids_.insert(kids_.end(), tmp.begin(), tmp.end());
   }
   offsets_[n] = static_cast<uint32_t>(kids_.size());
   // Post-order numbering by iterative DFS; detects cycles (then pruning is disabled).
@@ -264,6 +276,52 @@ size_t CycleFilter::remove_cycles(EGraph& eg) {
     return static_cast<int>(best);
   });
   return filtered;
+}
+
+size_t CycleFilter::remove_new_cycles(EGraph& eg, const std::vector<EClassId>& touched) {
+  if (mode_ == CycleFilterMode::None) return 0;
+  eg.require_clean("CycleFilter::remove_new_cycles");
+  // Plain DFS (through unfiltered e-nodes) from the touched classes; stop at a back edge.
+  const size_t n = eg.class_capacity();
+  std::vector<uint8_t>& color = color_;
+  color.assign(n, 0);
+  std::vector<Frame> st;
+  bool cyclic = false;
+  for (EClassId t : touched) {
+    const uint32_t root = eg.find(t).v;
+    if (color[root]) continue;
+    color[root] = 1;
+    st.push_back({root, 0, 0});
+    while (!st.empty() && !cyclic) {
+      Frame& f = st.back();
+      const auto& nodes = eg.eclass_canonical(EClassId(f.cls)).nodes;
+      if (f.node_pos >= nodes.size()) {
+        color[f.cls] = 2;
+        st.pop_back();
+        continue;
+      }
+      ENodeId nid = nodes[f.node_pos];
+      const ENode& nd = eg.node(nid);
+      if (eg.is_filtered(nid) || f.child_pos >= nd.children.size()) {
+        ++f.node_pos;
+        f.child_pos = 0;
+        continue;
+      }
+      uint32_t k = eg.find(nd.children[f.child_pos++]).v;
+      if (color[k] == 0) {
+        if ((eg.class_ops(EClassId(k)) & ~kLeafOps) == 0) {  // leaves only: on no cycle
+          color[k] = 2;
+          continue;
+        }
+        color[k] = 1;
+        st.push_back({k, 0, 0});
+      } else if (color[k] == 1) {
+        cyclic = true;
+      }
+    }
+    if (cyclic) break;
+  }
+  return cyclic ? remove_cycles(eg) : 0;
 }
 
 bool is_acyclic(const EGraph& eg, bool ignore_filtered) {

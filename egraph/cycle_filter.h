@@ -49,6 +49,11 @@ class CycleFilter : public CycleGuard {
   /// Filters the newest e-node on every remaining cycle (the e-graph must be clean).
   /// Returns the number of e-nodes filtered.
   size_t remove_cycles(EGraph& eg);
+  /// remove_cycles() for an e-graph that had no cycle (through unfiltered e-nodes) after the
+  /// last remove_cycles() and whose e-nodes changed only at `touched` (EGraph::touched_nodes)
+  /// since: a new cycle runs through a touched class, so the full pass runs only when a walk
+  /// from those classes finds a cycle. Same result as remove_cycles(), usually much cheaper.
+  size_t remove_new_cycles(EGraph& eg, const std::vector<EClassId>& touched);
 
   uint64_t queries() const { return queries_; }
 

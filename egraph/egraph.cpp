@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -76,6 +77,7 @@ EClassId EGraph::insert_new(ENode&& n, ClassData&& data) {
     if (ps.empty() || ps.back() != nid) ps.push_back(nid);
   }
   memo_.emplace(n, nid);
+  node_ops_.push_back(n.op);
   nodes_.push_back(std::move(n));
   node_class_.push_back(cid);
   node_dead_.push_back(false);
@@ -207,22 +209,40 @@ void EGraph::rebuild() {
   clean_ = true;
 }
 
+namespace {
+
+// Sorts `v` (strict weak order `less`, total on distinct elements) when only a suffix is out
+// of order: sorts that suffix and merges it with the sorted prefix.
+template <class Less>
+void sort_tail(std::vector<ENodeId>& v, Less less) {
+  auto mid = std::is_sorted_until(v.begin(), v.end(), less);
+  if (mid == v.end()) return;
+  std::sort(mid, v.end(), less);
+  std::inplace_merge(v.begin(), mid, v.end(), less);
+}
+
+}  // namespace
+
 void EGraph::rebuild_classes() {
   uf_.compress_all();
   class_ids_.clear();
   for (auto& v : by_op_) v.clear();
+  class_ops_.assign(classes_.size(), 0);
   for (uint32_t i = 0; i < classes_.size(); ++i) {
     if (!uf_.is_root(EClassId(i))) continue;
     EClass& c = classes_[i];
     class_ids_.push_back(EClassId(i));
     std::erase_if(c.nodes, [this](ENodeId n) { return node_dead_[n.v]; });
     // By operator, then age: e-matching scans only the run of the operator it looks for.
-    std::sort(c.nodes.begin(), c.nodes.end(), [this](ENodeId x, ENodeId y) {
+    // Both lists are mostly sorted already (new entries are appended): sort only the tail
+    // that breaks the order and merge it in; the result is the same as a full sort.
+    auto by_op_then_id = [this](ENodeId x, ENodeId y) {
       Op ox = nodes_[x.v].op, oy = nodes_[y.v].op;
       return ox != oy ? ox < oy : x < y;
-    });
+    };
+    sort_tail(c.nodes, by_op_then_id);
     std::erase_if(c.parents, [this](ENodeId n) { return node_dead_[n.v]; });
-    std::sort(c.parents.begin(), c.parents.end());
+    sort_tail(c.parents, std::less<ENodeId>());
     c.parents.erase(std::unique(c.parents.begin(), c.parents.end()), c.parents.end());
     uint64_t seen = 0;
     for (auto n : c.nodes) {
@@ -232,6 +252,7 @@ void EGraph::rebuild_classes() {
       by_op_[op].push_back(EClassId(i));
     }
     c.ops = seen;
+    class_ops_[i] = seen;
   }
 }
 

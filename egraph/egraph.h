@@ -102,6 +102,10 @@ class EGraph {
   const std::vector<EClassId>& classes_with_op(Op op) const {
     return by_op_[static_cast<size_t>(op)];
   }
+  /// EClass::ops of a canonical class, from a compact array (valid after rebuild).
+  uint64_t class_ops(EClassId id) const { return class_ops_[id.v]; }
+  /// The operator of an e-node, from a compact array (an e-node's operator never changes).
+  Op node_op(ENodeId id) const { return node_ops_[id.v]; }
   /// Throws std::logic_error if the e-graph needs a rebuild (search calls this).
   void require_clean(std::string_view who) const;
 
@@ -126,6 +130,8 @@ class EGraph {
   /// away, e-nodes (un)filtered): they matter where a pattern has an operator. `data`: classes
   /// whose analysis data grew: they matter where a pattern has a variable (conditions, split
   /// trees). Incremental search (change_tracker.h) starts from these.
+  /// The e-node changes take_touched would hand out now (may repeat; not canonical).
+  const std::vector<EClassId>& touched_nodes() const { return touched_nodes_; }
   void take_touched(std::vector<EClassId>& nodes, std::vector<EClassId>& data) {
     nodes = std::exchange(touched_nodes_, {});
     data = std::exchange(touched_data_, {});
@@ -146,6 +152,8 @@ class EGraph {
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> symbol_ids_;
 
   std::vector<ENode> nodes_;
+  std::vector<Op> node_ops_;          ///< nodes_[i].op, packed (e-matching scans these)
+  std::vector<uint64_t> class_ops_;   ///< classes_[i].ops, packed (after rebuild)
   std::vector<EClassId> node_class_;  ///< class the node was added to (find() it)
   std::vector<bool> node_dead_;
   std::vector<bool> filtered_;

@@ -1,29 +1,94 @@
 // Backtracking e-matcher over compiled patterns (see ematch.h).
 #include "egraph/ematch.h"
 
+#include <memory>
+
 namespace tensat {
 
 namespace {
 
+struct Item {
+  uint32_t pos;  ///< e-node child position
+  PatNode::Kind kind;
+  Op op;         ///< Kind::Op: the sub-pattern's operator (look-ahead)
+  int idx;       ///< Kind::Var: the variable; otherwise the pattern node
+};
+struct Todo {
+  int pi;
+  EClassId cls;
+};
+
+// A Machine's buffers, kept between searches (one search runs at a time per thread; a nested
+// one gets its own).
+struct Scratch {
+  std::vector<Item> items;
+  std::vector<uint32_t> item_begin;
+  std::vector<std::pair<int, uint32_t>> subs;
+  std::vector<uint32_t> sub_begin;
+  std::vector<EClassId> subst, lit;
+  std::vector<Todo> todo;
+  std::vector<int> bound;
+  bool busy = false;
+};
+thread_local Scratch tls_scratch;
+
 class Machine {
  public:
   Machine(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out, const SearchOptions& opt)
-      : eg_(eg), p_(p), out_(out), opt_(opt), subst_(nvars), lit_(p.nodes.size()) {
-    // Per operator node: (e-node child position, pattern child) pairs, leaves (variables and
-    // literals) first, so that variables are bound before sub-patterns look at them.
-    order_.resize(p.nodes.size());
-    for (size_t i = 0; i < p.nodes.size(); ++i) {
+      : eg_(eg),
+        p_(p),
+        out_(out),
+        limit_(opt.limit),
+        skip_filtered_(opt.skip_filtered),
+        own_(tls_scratch.busy ? new Scratch : nullptr),
+        sc_(own_ ? *own_ : tls_scratch),
+        items_(sc_.items),
+        item_begin_(sc_.item_begin),
+        subs_(sc_.subs),
+        sub_begin_(sc_.sub_begin),
+        subst_(sc_.subst),
+        lit_(sc_.lit),
+        todo_(sc_.todo),
+        bound_(sc_.bound) {
+    sc_.busy = true;
+    items_.clear();
+    subs_.clear();
+    subst_.assign(nvars, EClassId());
+    lit_.assign(p.nodes.size(), EClassId());
+    todo_.resize(p.nodes.size() + 1);
+    bound_.resize(nvars + 1);
+    // Per operator node: its e-node children to check in place (leaves, i.e. variables and
+    // literals, first, so that variables are bound before sub-patterns look at them; then
+    // sub-patterns, checked one level ahead), and the sub-patterns to descend into.
+    const size_t n = p.nodes.size();
+    item_begin_.assign(n + 1, 0);
+    sub_begin_.assign(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      item_begin_[i] = static_cast<uint32_t>(items_.size());
+      sub_begin_[i] = static_cast<uint32_t>(subs_.size());
       const PatNode& pn = p.nodes[i];
       if (pn.kind != PatNode::Kind::Op) continue;
-      std::vector<std::pair<int, int>> leaves, subs;
-      for (size_t j = 0; j < pn.children.size(); ++j) {
-        int pos = pn.split_auto && j == 1 ? 2 : static_cast<int>(j);  // (split AXIS x): POS is free
-        bool leaf = p.nodes[static_cast<size_t>(pn.children[j])].kind != PatNode::Kind::Op;
-        (leaf ? leaves : subs).push_back({pos, pn.children[j]});
+      for (int pass = 0; pass < 2; ++pass) {
+        for (size_t j = 0; j < pn.children.size(); ++j) {
+          int pos = pn.split_auto && j == 1 ? 2 : static_cast<int>(j);  // (split AXIS x): POS is free
+          const int ci = pn.children[j];
+          const PatNode& cn = p.nodes[static_cast<size_t>(ci)];
+          const bool leaf = cn.kind != PatNode::Kind::Op;
+          if (leaf != (pass == 0)) continue;
+          Item it;
+          it.pos = static_cast<uint32_t>(pos);
+          it.kind = cn.kind;
+          it.op = cn.op;
+          it.idx = cn.kind == PatNode::Kind::Var ? cn.var : ci;
+          items_.push_back(it);
+        }
       }
-      order_[i] = std::move(leaves);
-      order_[i].insert(order_[i].end(), subs.begin(), subs.end());
+      // Sub-patterns in reverse order, so that the first child ends up on top of the work list.
+      for (uint32_t k = static_cast<uint32_t>(items_.size()); k-- > item_begin_[i];)
+        if (items_[k].kind == PatNode::Kind::Op) subs_.push_back({items_[k].idx, items_[k].pos});
     }
+    item_begin_[n] = static_cast<uint32_t>(items_.size());
+    sub_begin_[n] = static_cast<uint32_t>(subs_.size());
   }
 
   /// Resolves literals; false if some literal has no class (then nothing can match).
@@ -46,93 +111,94 @@ class Machine {
   void run_at(EClassId cls) {
     root_ = cls;
     for (auto& s : subst_) s = EClassId();
-    todo_.clear();
-    todo_.push_back({p_.root_index(), cls});
+    ntodo_ = 0;
+    todo_[ntodo_++] = {p_.root_index(), cls};
     step();
   }
 
-  bool full() const { return count_ >= opt_.limit; }
+  ~Machine() { sc_.busy = false; }
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  bool full() const { return count_ >= limit_; }
   size_t count() const { return count_; }
 
  private:
   void step() {
     if (full()) return;
-    if (todo_.empty()) {
+    if (ntodo_ == 0) {
       out_.push(root_, subst_.data());
       ++count_;
       return;
     }
-    auto [pi, cls] = todo_.back();
-    todo_.pop_back();
-    const PatNode& pn = p_.nodes[static_cast<size_t>(pi)];
+    const Todo t = todo_[--ntodo_];
+    const PatNode& pn = p_.nodes[static_cast<size_t>(t.pi)];
     switch (pn.kind) {
       case PatNode::Kind::Var: {
         EClassId& slot = subst_[static_cast<size_t>(pn.var)];
         if (!slot.valid()) {
-          slot = cls;
+          slot = t.cls;
           step();
           slot = EClassId();
-        } else if (slot == cls) {
+        } else if (slot == t.cls) {
           step();
         }
         break;
       }
       case PatNode::Kind::Num:
       case PatNode::Kind::Sym:
-        if (lit_[static_cast<size_t>(pi)] == cls) step();
+        if (lit_[static_cast<size_t>(t.pi)] == t.cls) step();
         break;
       case PatNode::Kind::Op: {
         // `cls` is canonical (a child of a canonical node, or a root from the operator index),
         // and the class's nodes are sorted by operator: scan only pn.op's run.
-        const EClass& ec = eg_.eclass_canonical(cls);
+        const EClass& ec = eg_.eclass_canonical(t.cls);
         const size_t arity = pn.split_auto ? 3 : pn.children.size();
-        const auto& order = order_[static_cast<size_t>(pi)];
+        const Op op = pn.op;
+        const Item* ib = items_.data() + item_begin_[static_cast<size_t>(t.pi)];
+        const Item* ie = items_.data() + item_begin_[static_cast<size_t>(t.pi) + 1];
+        const auto* sb = subs_.data() + sub_begin_[static_cast<size_t>(t.pi)];
+        const auto* se = subs_.data() + sub_begin_[static_cast<size_t>(t.pi) + 1];
         for (ENodeId nid : ec.nodes) {
-          const ENode& en = eg_.node(nid);
-          if (en.op != pn.op) {
-            if (en.op > pn.op) break;
+          const Op nop = eg_.node_op(nid);
+          if (nop != op) {
+            if (nop > op) break;
             continue;
           }
+          const ENode& en = eg_.node(nid);
           if (en.children.size() != arity) continue;
-          if (opt_.skip_filtered && eg_.is_filtered(nid)) continue;
-          const size_t bound_mark = bound_.size();
-          if (match_leaves(order, en)) {
+          if (skip_filtered_ && eg_.is_filtered(nid)) continue;
+          const size_t bound_mark = nbound_;
+          if (match_leaves(ib, ie, en.children.data())) {
             // Leaves are done; only sub-patterns go on the work list (first child on top).
-            size_t mark = todo_.size();
-            for (size_t j = order.size(); j-- > 0;) {
-              int ci = order[j].second;
-              if (p_.nodes[static_cast<size_t>(ci)].kind == PatNode::Kind::Op)
-                todo_.push_back({ci, en.children[static_cast<size_t>(order[j].first)]});
-            }
+            const size_t mark = ntodo_;
+            for (const auto* s = sb; s != se; ++s) todo_[ntodo_++] = {s->first, en.children[s->second]};
             step();
-            todo_.resize(mark);
+            ntodo_ = mark;
           }
-          while (bound_.size() > bound_mark) {  // undo this e-node's bindings
-            subst_[static_cast<size_t>(bound_.back())] = EClassId();
-            bound_.pop_back();
-          }
+          while (nbound_ > bound_mark)  // undo this e-node's bindings
+            subst_[static_cast<size_t>(bound_[--nbound_])] = EClassId();
           if (full()) break;
         }
         break;
       }
     }
-    todo_.push_back({pi, cls});
+    todo_[ntodo_++] = t;
   }
 
   // Matches the leaf children of an e-node in place, before descending: literals must be
   // their literal's class, bound variables their binding, fresh variables are bound (recorded
   // in bound_ for the caller to undo); and, one level of look-ahead, a sub-pattern's class must
   // hold its operator. Prunes most failing partial matches without enumerating siblings.
-  bool match_leaves(const std::vector<std::pair<int, int>>& order, const ENode& en) {
-    for (auto [pos, ci] : order) {
-      EClassId c = en.children[static_cast<size_t>(pos)];
-      const PatNode& cn = p_.nodes[static_cast<size_t>(ci)];
-      switch (cn.kind) {
+  bool match_leaves(const Item* it, const Item* end, const EClassId* kids) {
+    for (; it != end; ++it) {
+      const EClassId c = kids[it->pos];
+      switch (it->kind) {
         case PatNode::Kind::Var: {
-          EClassId& b = subst_[static_cast<size_t>(cn.var)];
+          EClassId& b = subst_[static_cast<size_t>(it->idx)];
           if (!b.valid()) {
             b = c;
-            bound_.push_back(cn.var);
+            bound_[nbound_++] = it->idx;
           } else if (b != c) {
             return false;
           }
@@ -140,10 +206,10 @@ class Machine {
         }
         case PatNode::Kind::Num:
         case PatNode::Kind::Sym:
-          if (lit_[static_cast<size_t>(ci)] != c) return false;
+          if (lit_[static_cast<size_t>(it->idx)] != c) return false;
           break;
         case PatNode::Kind::Op:
-          if (!eg_.eclass_canonical(c).has_op(cn.op)) return false;
+          if (!((eg_.class_ops(c) >> static_cast<unsigned>(it->op)) & 1u)) return false;
           break;
       }
     }
@@ -152,13 +218,21 @@ class Machine {
 
   const EGraph& eg_;
   const Pattern& p_;
-  std::vector<std::vector<std::pair<int, int>>> order_;
   Matches& out_;
-  const SearchOptions& opt_;
-  std::vector<EClassId> subst_;
-  std::vector<EClassId> lit_;
-  std::vector<std::pair<int, EClassId>> todo_;
-  std::vector<int> bound_;  ///< variables bound by match_leaves, in order
+  const size_t limit_;
+  const bool skip_filtered_;
+  std::unique_ptr<Scratch> own_;  ///< only when the thread's scratch is in use
+  Scratch& sc_;
+  std::vector<Item>& items_;
+  std::vector<uint32_t>& item_begin_;            ///< per pattern node: its range of items_
+  std::vector<std::pair<int, uint32_t>>& subs_;  ///< (pattern node, child position), reversed
+  std::vector<uint32_t>& sub_begin_;             ///< per pattern node: its range of subs_
+  std::vector<EClassId>& subst_;
+  std::vector<EClassId>& lit_;
+  std::vector<Todo>& todo_;  ///< work list; at most one entry per pattern node
+  size_t ntodo_ = 0;
+  std::vector<int>& bound_;  ///< variables bound by match_leaves, in order (at most nvars)
+  size_t nbound_ = 0;
   EClassId root_;
   size_t count_ = 0;
 };

@@ -27,7 +27,10 @@ struct ENode {
 };
 
 struct ENodeHash {
-  size_t operator()(const ENode& n) const noexcept {
+  // Deliberately not noexcept: libstdc++'s unordered containers then store each entry's hash
+  // and compare it before comparing e-nodes (and before re-hashing a chain's next entry to
+  // find its bucket), which makes hash-cons look-ups much cheaper.
+  size_t operator()(const ENode& n) const {
     size_t h = static_cast<size_t>(n.op) * 0x100000001b3ULL;
     h = hash_mix(h, static_cast<size_t>(n.num));
     for (auto c : n.children) h = hash_mix(h, c.v);

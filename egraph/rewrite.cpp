@@ -83,10 +83,9 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
   out.nown = 0;
   map_.assign(p.nodes.size(), -1);
   auto existing = [&](EClassId c) {
-    Slot s;
+    Slot& s = out.slots.emplace_back();  // reserved above: no reallocation
     s.cls = eg.find(c);
     s.data = &eg.eclass_canonical(s.cls).data;
-    out.slots.push_back(s);
     return static_cast<int>(out.slots.size()) - 1;
   };
   auto add_new = [&](Slot s, ClassData d) {
@@ -153,8 +152,8 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
         if (!d) return ApplyOutcome::IllTyped;
         Slot s;
         s.op = pn.op;
-        s.nkids = nk;
-        for (int k = 0; k < nk; ++k) s.kids[k] = kids[k];
+        s.nkids = static_cast<int16_t>(nk);
+        for (int k = 0; k < nk; ++k) s.kids[k] = static_cast<int16_t>(kids[k]);
         slot = add_new(s, std::move(*d));
         break;
       }

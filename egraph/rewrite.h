@@ -76,8 +76,8 @@ class Applier {
     Op op = Op::Num;
     int64_t num = 0;
     std::string_view sym;        ///< new Sym leaf
-    int kids[8] = {};            ///< slot indices of children (new nodes; arity <= 7 in rules)
-    int nkids = 0;
+    int16_t kids[8] = {};        ///< slot indices of children (new nodes; arity <= 7 in rules)
+    int16_t nkids = 0;
     const ClassData* data = nullptr;  ///< the class's data, or a new node's in Plan::own
     int own = -1;                     ///< index into Plan::own for a new node
   };

@@ -95,10 +95,13 @@ class MatchMemo {
  public:
   uint64_t key(const EGraph& eg, size_t rule, const EClassId* roots, size_t nroots,
                const EClassId* subst, size_t nvars) const {
-    uint64_t h = mix(0x9e3779b97f4a7c15ULL ^ rule);
-    for (size_t i = 0; i < nroots; ++i) h = mix(h ^ eg.find(roots[i]).v);
-    for (size_t i = 0; i < nvars; ++i) h = mix(h ^ (uint64_t{eg.find(subst[i]).v} << 1));
-    return h;
+    // Each (position, class) pair is mixed on its own, so that the mixes run in parallel
+    // rather than as one long dependency chain; the position keeps the key order-sensitive.
+    uint64_t h = 0;
+    uint64_t pos = 0;
+    for (size_t i = 0; i < nroots; ++i, ++pos) h ^= mix((pos << 32) ^ eg.find(roots[i]).v);
+    for (size_t i = 0; i < nvars; ++i, ++pos) h ^= mix((pos << 32) ^ (uint64_t{1} << 63) ^ eg.find(subst[i]).v);
+    return mix(h ^ mix(0x9e3779b97f4a7c15ULL ^ rule));
   }
   bool known(uint64_t k) const {
     if (slots_.empty()) return false;
@@ -196,6 +199,43 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
   std::vector<std::vector<EClassId>> revisit(rules.size());
   std::vector<RootCounts> root_counts(rules.size());
   std::vector<EClassId> roots_buf;
+  // Rules whose left-hand side is identical (same nodes, same variable numbering) to an earlier
+  // single rule's: when that rule's search this iteration ran over the same roots with a
+  // compatible limit, its matches are copied instead of searching again (same result).
+  auto same_pattern = [](const Pattern& a, const Pattern& b) {
+    if (a.nodes.size() != b.nodes.size()) return false;
+    for (size_t i = 0; i < a.nodes.size(); ++i) {
+      const PatNode &x = a.nodes[i], &y = b.nodes[i];
+      if (x.kind != y.kind || x.op != y.op || x.var != y.var || x.num != y.num || x.sym != y.sym ||
+          x.split_auto != y.split_auto || x.children != y.children)
+        return false;
+    }
+    return true;
+  };
+  std::vector<size_t> twin(rules.size(), SIZE_MAX);  // earlier single rule with the same lhs
+  std::vector<uint8_t> has_twin(rules.size(), 0);
+  for (size_t a = 0; a < singles.size(); ++a)
+    for (size_t b = 0; b < a; ++b) {
+      size_t r = singles[a], t = singles[b];
+      if (twin[t] == SIZE_MAX && rules[r].nvars() == rules[t].nvars() &&
+          same_pattern(rules[r].lhs[0], rules[t].lhs[0])) {
+        twin[r] = t;
+        has_twin[t] = 1;
+        break;
+      }
+    }
+  struct SearchKey {
+    uint32_t iter = UINT32_MAX;  ///< iteration of the search; UINT32_MAX: none usable
+    bool incremental = false;
+    size_t limit = 0, count = 0;
+    std::vector<EClassId> roots;
+  };
+  std::vector<SearchKey> last_search(rules.size());
+  std::vector<size_t> op_height(rules.size(), 0), height(rules.size(), 0);
+  for (size_t r : singles) {
+    op_height[r] = static_cast<size_t>(rules[r].lhs[0].op_height());
+    height[r] = static_cast<size_t>(rules[r].lhs[0].height());
+  }
   // Appends the counts of a search's matches (those of one root are contiguous).
   auto recount = [&](RootCounts& rc, const Matches& ms) {
     for (size_t m = 0; m < ms.size(); ++m) {
@@ -241,9 +281,25 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
       auto ts = Clock::now();
       const Pattern& lhs = rules[r].lhs[0];
       RootCounts& rc = root_counts[r];
-      if (cfg_.incremental_search && complete[r]) {
-        tracker.roots(eg_, lhs.root().op, lhs.op_height(), lhs.height(), revisit[r], roots_buf);
-        search_pattern_in(eg_, lhs, rules[r].nvars(), roots_buf, matches[r], opt);
+      const bool incremental = cfg_.incremental_search && complete[r];
+      if (incremental)
+        tracker.roots(eg_, lhs.root().op, static_cast<int>(op_height[r]), static_cast<int>(height[r]),
+                      revisit[r], roots_buf);
+      // Reuse an identical left-hand side's matches from this iteration when they are exactly
+      // what this search would find: same roots (or both full), and the twin's search either
+      // found everything (count below its limit) or stopped at a limit no lower than ours.
+      bool reused = false;
+      if (size_t t = twin[r]; t != SIZE_MAX) {
+        const SearchKey& k = last_search[t];
+        if (k.iter == iter && k.incremental == incremental && (!incremental || k.roots == roots_buf) &&
+            (k.count < k.limit || opt.limit <= k.limit)) {
+          matches[r] = matches[t];
+          matches[r].truncate(std::min(opt.limit, k.count));
+          reused = true;
+        }
+      }
+      if (incremental) {
+        if (!reused) search_pattern_in(eg_, lhs, rules[r].nvars(), roots_buf, matches[r], opt);
         // Forget the counts of re-searched roots and of classes merged away.
         if (researched.size() < eg_.class_capacity()) researched.resize(eg_.class_capacity(), 0);
         ++research_epoch;
@@ -254,9 +310,17 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
           return true;
         });
       } else {
-        search_pattern(eg_, lhs, rules[r].nvars(), matches[r], opt);
+        if (!reused) search_pattern(eg_, lhs, rules[r].nvars(), matches[r], opt);
         rc.entries.clear();
         rc.total = 0;
+      }
+      if (has_twin[r]) {
+        SearchKey& k = last_search[r];
+        k.iter = static_cast<uint32_t>(iter);
+        k.incremental = incremental;
+        k.limit = opt.limit;
+        k.count = matches[r].size();
+        if (incremental) k.roots = roots_buf;
       }
       recount(rc, matches[r]);
       revisit[r].clear();
@@ -267,6 +331,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
       if (!complete[r]) {
         it.rules[r].banned = true;
         matches[r].truncate(0);
+        last_search[r].iter = UINT32_MAX;  // its matches are gone: a twin searches itself
       }
     }
     opt.limit = SIZE_MAX;
@@ -341,7 +406,9 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
 
     // ---- cycle post-pass ----
     t0 = Clock::now();
-    if (guard) it.filtered_new = filter.remove_cycles(eg_);
+    // The graph had no cycle after the last post-pass; a new one runs through a class whose
+    // e-nodes changed since (the e-graph's touched list, taken by the tracker next iteration).
+    if (guard) it.filtered_new = filter.remove_new_cycles(eg_, eg_.touched_nodes());
     it.filter_s = seconds_since(t0);
 
     it.nodes = eg_.num_nodes();

@@ -11,12 +11,6 @@ EClassId UnionFind::make_set() {
   return EClassId(id);
 }
 
-EClassId UnionFind::find(EClassId x) const {
-  uint32_t c = x.v;
-  while (parents_[c] != c) c = parents_[c];
-  return EClassId(c);
-}
-
 EClassId UnionFind::find_mut(EClassId x) {
   uint32_t root = x.v;
   while (parents_[root] != root) root = parents_[root];
