@@ -52,18 +52,20 @@ double seconds_since(Clock::time_point t0) {
 int cbc_callback(CbcModel*, int) { return 0; }
 
 // Stall stop: CBC calls event() after each node, each cut pass (root included) and each new
-// solution; once the search is past its first LP solve, the handler returns `stop` when the
-// incumbent has not improved for `stall_s` seconds. CBC clones the handler into the model it
-// solves, so the state lives behind a shared pointer.
+// solution. From the first event on (the first LP is solved by then), the handler keeps CBC's
+// own time limit at "last improvement (or first event) + stall_s", capped by the real limit,
+// so every place where CBC checks its time limit honours the stall rule, the root cut loop
+// included (its passes take seconds on the larger e-graphs and ignore `stop`). CBC clones the
+// handler into the model it solves, so the state lives behind a shared pointer.
 class StallHandler : public CbcEventHandler {
  public:
   struct State {
     std::mutex mu;
     double stall_s = 0.0;
-    bool armed = false;          // the first LP has been solved (first event seen)
-    bool fired = false;
+    double limit_s = 0.0;        // the call's real time limit (CBC seconds)
+    bool armed = false;          // the first event has been seen
+    double deadline_s = 0.0;     // the stall deadline last set (CBC seconds)
     double best = COIN_DBL_MAX;  // best objective seen (minimisation)
-    Clock::time_point since{};   // last improvement, or when the handler was armed
     int events = 0;
   };
   explicit StallHandler(std::shared_ptr<State> st) : state_(std::move(st)) {}
@@ -74,32 +76,30 @@ class StallHandler : public CbcEventHandler {
   CbcAction event(CbcEvent e, void*) override { return check(e); }
 
  private:
-  CbcAction check(CbcEvent e) {
+  CbcAction check(CbcEvent) {
     if (!model_ || !state_) return noAction;
     State& s = *state_;
     std::lock_guard<std::mutex> lock(s.mu);
     ++s.events;
-    const auto now = Clock::now();
+    auto* m = const_cast<CbcModel*>(model_);
+    const double now = m->getCurrentSeconds();
+    bool extend = false;
     if (!s.armed) {
       s.armed = true;
-      s.since = now;
+      extend = true;
     }
-    if (model_->getSolutionCount() > 0) {
-      const double obj = model_->getMinimizationObjValue();
+    if (m->getSolutionCount() > 0) {
+      const double obj = m->getMinimizationObjValue();
       if (obj < s.best - 1e-9 * std::max(1.0, std::abs(obj))) {
         s.best = obj;
-        s.since = now;
+        extend = true;
       }
     }
-    if (e != node && e != treeStatus && e != generatedCuts) return noAction;
-    if (!s.fired && std::chrono::duration<double>(now - s.since).count() >= s.stall_s) s.fired = true;
-    if (!s.fired) return noAction;
-    // CBC obeys `stop` after a node, but its root cut loop (seconds per pass on nasneta)
-    // ignores the action and checks only the time limit: end that too, now.
-    auto* m = const_cast<CbcModel*>(model_);
-    m->sayEventHappened();
-    m->setMaximumSeconds(std::min(m->getMaximumSeconds(), m->getCurrentSeconds()));
-    return stop;
+    if (extend) {
+      s.deadline_s = std::min(s.limit_s, now + s.stall_s);
+      m->setMaximumSeconds(s.deadline_s);
+    }
+    return noAction;
   }
 
   std::shared_ptr<State> state_;
@@ -228,6 +228,7 @@ class IlpModel {
     CbcModel model(solver_);
     auto stall = std::make_shared<StallHandler::State>();
     stall->stall_s = stall_s;
+    stall->limit_s = std::max(seconds, 0.01);
     if (stall_s > 0.0) {
       StallHandler handler(stall);
       model.passInEventHandler(&handler);  // cloned
@@ -256,9 +257,12 @@ class IlpModel {
     CbcMain1(static_cast<int>(argv.size()), argv.data(), model, cbc_callback, data);
 
     Outcome out;
-    out.stalled = stall->fired;
-    spdlog::debug("ilp: CBC status {} secondary {}, {} events, stall {}", model.status(),
-                  model.secondaryStatus(), stall->events, stall->fired);
+    // Stopped on its time limit (secondary status 4) while the stall deadline was the
+    // tighter one: the stall rule ended the search.
+    out.stalled = stall_s > 0.0 && stall->armed && model.secondaryStatus() == 4 &&
+                  stall->deadline_s < stall->limit_s;
+    spdlog::debug("ilp: CBC status {} secondary {}, {} events, stall {}, {:.3f} s", model.status(),
+                  model.secondaryStatus(), stall->events, out.stalled, model.getCurrentSeconds());
     out.proven_optimal = model.isProvenOptimal();
     out.infeasible = model.isProvenInfeasible();
     out.bound = model.getBestPossibleObjValue();
@@ -637,7 +641,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
 
   double bound = -std::numeric_limits<double>::infinity();
   std::string status;
-  const double stall_s = opts.stall_s < 0.0 ? std::max(1.0, 0.2 * opts.time_limit_s) : opts.stall_s;
+  const double stall_s = opts.stall_s < 0.0 ? std::max(0.3, 0.03 * opts.time_limit_s) : opts.stall_s;
   bool stalled = false;  // the last CBC round was ended by the stall rule
   if (model.num_x() == 0) {
     // Every class left is free: the mapped warm start costs nothing and is optimal (CBC

@@ -25,7 +25,7 @@ struct IlpOptions {
   double time_limit_s = 10.0;  ///< wall clock for the whole call (greedy warm start included)
   /// Stall stop: once CBC has solved its first LP, it stops when the incumbent has not
   /// improved for this many seconds (status "stalled-best-found" / "stalled-greedy").
-  /// Negative: max(1 s, 20% of time_limit_s); 0: off (only the time limit stops CBC).
+  /// Negative: max(0.3 s, 3% of time_limit_s); 0: off (only the time limit stops CBC).
   double stall_s = -1.0;
   int threads = 1;             ///< CBC threads
   OrderConstraints order = OrderConstraints::None;

@@ -24,6 +24,7 @@ struct PipelineOptions {
   // extraction
   std::string extract = "ilp";                 ///< greedy | dag | ilp
   double ilp_time_limit_s = 10.0;
+  double ilp_stall_s = -1.0;                   ///< ILP stall stop (s); < 0: max(0.3, 3% of the limit); 0: off
   std::string ilp_order = "none";              ///< none | real | int
   int threads = 1;
 

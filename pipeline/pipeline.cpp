@@ -157,6 +157,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   extract::ExtractOptions eo;
   eo.method = extract::parse_method(o.extract);
   eo.ilp.time_limit_s = o.ilp_time_limit_s;
+  eo.ilp.stall_s = o.ilp_stall_s;
   eo.ilp.threads = o.threads;
   eo.ilp.order = extract::parse_order(o.ilp_order);
   if (o.progress && eo.method == extract::Method::Ilp)

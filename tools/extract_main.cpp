@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   double stall = -1.0;
   app.add_option("--stall", stall,
-                 "ILP stall stop: seconds without a better solution (default max(1, 20% of the "
+                 "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the "
                  "time limit); 0 = off)");
   app.add_option("--order", order, "ILP topological-order constraints: none | real | int")
       ->check(CLI::IsMember({"none", "real", "int"}));

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   auto* g2 = "Extraction";
   app.add_option("--extract", o.extract, "greedy|dag|ilp")->default_val(o.extract)->group(g2);
   app.add_option("--ilp-time-limit", o.ilp_time_limit_s, "ILP time limit (s)")->default_val(o.ilp_time_limit_s)->group(g2);
+  app.add_option("--ilp-stall", o.ilp_stall_s,
+                 "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the time limit); 0 = off)")
+      ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
       ->default_val(o.ilp_order)->group(g2);
   app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
