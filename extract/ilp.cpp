@@ -11,6 +11,7 @@
 #include <set>
 
 #include <CbcEventHandler.hpp>
+#include <CbcHeuristicDive.hpp>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <ClpSolve.hpp>
@@ -51,26 +52,41 @@ double seconds_since(Clock::time_point t0) {
 
 int cbc_callback(CbcModel*, int) { return 0; }
 
-// Stall stop: CBC calls event() after each node, each cut pass (root included) and each new
-// solution. From the first event on (the first LP is solved by then), the handler keeps CBC's
-// own time limit at "last improvement (or first event) + stall_s", capped by the real limit,
-// so every place where CBC checks its time limit honours the stall rule, the root cut loop
-// included (its passes take seconds on the larger e-graphs and ignore `stop`). CBC clones the
-// handler into the model it solves, so the state lives behind a shared pointer.
-class StallHandler : public CbcEventHandler {
+// CBC's event handler, with two jobs (CBC takes one handler per model).
+//
+// Stall stop: CBC calls event() after each node, each cut pass (root included), each root
+// heuristic and each new solution. From the first event on (the first LP is solved by then),
+// the handler keeps CBC's own time limit at "last improvement (or first event) + stall_s",
+// capped by the real limit, so every place where CBC checks its time limit honours the stall
+// rule, the root cut loop included (its passes take seconds on the larger e-graphs and ignore
+// `stop`).
+//
+// Dive cap: the root heuristics run before the cut loop and check no time limit at all. The
+// diving heuristic (DiveCoefficient, on by default) fixes variables one LP at a time for up to
+// 100 passes; on the pipeline e-graphs it ran 0.8-2.6 s past the stall deadline without a
+// result, while its successful dives (nasrnn, k1 and k2) finished within 30 passes. At the
+// first event of the model CBC actually searches (it has heuristics; it comes after the
+// feasibility pump, before the dive), every dive heuristic is limited to
+// IlpOptions::cbc_dive_passes passes.
+//
+// CBC clones the handler into the model it solves, so the state lives behind a shared pointer.
+class SearchHandler : public CbcEventHandler {
  public:
   struct State {
     std::mutex mu;
-    double stall_s = 0.0;
+    double stall_s = 0.0;        // 0: no stall stop
+    int dive_passes = 0;         // 0: CBC's dive limits
     double limit_s = 0.0;        // the call's real time limit (CBC seconds)
     bool armed = false;          // the first event has been seen
+    double first_event_s = -1.0; // CBC seconds at the first event
     double deadline_s = 0.0;     // the stall deadline last set (CBC seconds)
     double best = COIN_DBL_MAX;  // best objective seen (minimisation)
     int events = 0;
+    int dives_capped = 0;        // dive heuristics limited
   };
-  explicit StallHandler(std::shared_ptr<State> st) : state_(std::move(st)) {}
-  StallHandler(const StallHandler& o) = default;
-  CbcEventHandler* clone() const override { return new StallHandler(*this); }
+  explicit SearchHandler(std::shared_ptr<State> st) : state_(std::move(st)) {}
+  SearchHandler(const SearchHandler& o) = default;
+  CbcEventHandler* clone() const override { return new SearchHandler(*this); }
 
   CbcAction event(CbcEvent e) override { return check(e); }
   CbcAction event(CbcEvent e, void*) override { return check(e); }
@@ -82,12 +98,20 @@ class StallHandler : public CbcEventHandler {
     std::lock_guard<std::mutex> lock(s.mu);
     ++s.events;
     auto* m = const_cast<CbcModel*>(model_);
+    if (s.dive_passes > 0 && s.dives_capped == 0)
+      for (int i = 0; i < m->numberHeuristics(); ++i)
+        if (auto* dive = dynamic_cast<CbcHeuristicDive*>(m->heuristic(i))) {
+          dive->setMaxIterations(s.dive_passes);
+          ++s.dives_capped;
+        }
     const double now = m->getCurrentSeconds();
     bool extend = false;
     if (!s.armed) {
       s.armed = true;
+      s.first_event_s = now;
       extend = true;
     }
+    if (s.stall_s <= 0.0) return noAction;
     if (m->getSolutionCount() > 0) {
       const double obj = m->getMinimizationObjValue();
       if (obj < s.best - 1e-9 * std::max(1.0, std::abs(obj))) {
@@ -123,8 +147,10 @@ class IlpModel {
   // Cutting planes on the LP relaxation before CBC: for a class C and a class D required by
   // some of C's nodes (Req(n) = its child classes and what they require), the nodes of C that
   // require D exclude each other, so sum_{n in C, D in Req(n)} x_n <= sum x(D). The family is
-  // quadratic, so only rows the current LP optimum violates are added, for a few rounds.
-  // Returns the LP bound reached.
+  // quadratic, so only rows the current LP optimum violates are added, for a few rounds, and
+  // only while they raise the bound: a round whose rows left the LP objective where it was
+  // ends the separation (on the 50k-node e-graphs the rounds after that changed the bound by
+  // 1e-16 and cost a resolve, 0.05-0.3 s, each). Returns the LP bound reached.
   double separate_requirements(Clock::time_point deadline, int max_rounds) {
     if (!req_.computed) return -COIN_DBL_MAX;
     const size_t V = req_.class_of.size(), W = req_.words;
@@ -135,7 +161,13 @@ class IlpModel {
     for (int round = 0; round < max_rounds && Clock::now() < deadline; ++round) {
       if (round == 0) solver_.initialSolve(); else solver_.resolve();
       if (!solver_.isProvenOptimal()) break;
+      const double prev = obj;
       obj = solver_.getObjValue();
+      if (round > 0 && obj <= prev + 1e-9 * std::max(1.0, std::abs(obj))) {
+        spdlog::debug("ilp: separation round {}: LP {}, no better than the last round: stop",
+                      round, obj);
+        break;
+      }
       const double* x = solver_.getColSolution();
       std::vector<int> rstart{0}, rind;
       std::vector<double> rval, rlb, rub;
@@ -187,7 +219,8 @@ class IlpModel {
         }
       }
       const int added = static_cast<int>(rlb.size());
-      spdlog::debug("ilp: separation round {}: LP {} , {} violated requirement rows", round, obj, added);
+      spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} iterations",
+                    round, obj, added, solver_.getIterationCount());
       if (added == 0) break;
       solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
       separated_rows_ += added;
@@ -195,7 +228,10 @@ class IlpModel {
     return obj;
   }
 
-  // Adds "not every class of this cycle keeps its cycle edge"; false if already present.
+  // Queues "not every class of this cycle keeps its cycle edge"; false if already present.
+  // The queued rows reach the LP in one addRows() (flush_cuts(), also at the start of
+  // solve()): added one at a time, each row copied the whole matrix, which made the 966
+  // pre-cuts of the extraction-gym bert e-graph take 1.8 s.
   bool add_cycle_cut(const std::vector<ClassIdx>& cycle) {
     std::vector<ClassIdx> key = cycle;
     std::rotate(key.begin(), std::min_element(key.begin(), key.end()), key.end());
@@ -209,9 +245,21 @@ class IlpModel {
         if (std::find(ch.begin(), ch.end(), next) != ch.end()) row.insert(col_of_node_[n], 1.0);
       }
     }
-    solver_.addRow(row, -COIN_DBL_MAX, static_cast<double>(cycle.size()) - 1.0);
+    cuts_.ind.insert(cuts_.ind.end(), row.getIndices(), row.getIndices() + row.getNumElements());
+    cuts_.val.insert(cuts_.val.end(), row.getElements(), row.getElements() + row.getNumElements());
+    cuts_.start.push_back(static_cast<int>(cuts_.ind.size()));
+    cuts_.lb.push_back(-COIN_DBL_MAX);
+    cuts_.ub.push_back(static_cast<double>(cycle.size()) - 1.0);
     ++cycle_cuts_;
     return true;
+  }
+
+  void flush_cuts() {
+    const int n = static_cast<int>(cuts_.lb.size());
+    if (n > 0)
+      solver_.addRows(n, cuts_.start.data(), cuts_.ind.data(), cuts_.val.data(), cuts_.lb.data(),
+                      cuts_.ub.data());
+    cuts_ = PendingRows{};
   }
 
   struct Outcome {
@@ -225,12 +273,15 @@ class IlpModel {
   };
 
   Outcome solve(const Choice& warm, double seconds, double stall_s) {
+    flush_cuts();
     CbcModel model(solver_);
-    auto stall = std::make_shared<StallHandler::State>();
-    stall->stall_s = stall_s;
-    stall->limit_s = std::max(seconds, 0.01);
-    if (stall_s > 0.0) {
-      StallHandler handler(stall);
+    auto events = std::make_shared<SearchHandler::State>();
+    events->stall_s = std::max(stall_s, 0.0);
+    const int passes = opts_.cbc_dive_passes;
+    events->dive_passes = passes > 0 ? std::max(10, passes - passes % 10) : 0;
+    events->limit_s = std::max(seconds, 0.01);
+    if (events->stall_s > 0.0 || events->dive_passes > 0) {
+      SearchHandler handler(events);
       model.passInEventHandler(&handler);  // cloned
     }
     CbcSolverUsefulData data;
@@ -259,10 +310,12 @@ class IlpModel {
     Outcome out;
     // Stopped on its time limit (secondary status 4) while the stall deadline was the
     // tighter one: the stall rule ended the search.
-    out.stalled = stall_s > 0.0 && stall->armed && model.secondaryStatus() == 4 &&
-                  stall->deadline_s < stall->limit_s;
-    spdlog::debug("ilp: CBC status {} secondary {}, {} events, stall {}, {:.3f} s", model.status(),
-                  model.secondaryStatus(), stall->events, out.stalled, model.getCurrentSeconds());
+    out.stalled = events->stall_s > 0.0 && events->armed && model.secondaryStatus() == 4 &&
+                  events->deadline_s < events->limit_s;
+    spdlog::debug("ilp: CBC status {} secondary {}, {} events (the first at {:.3f} s), {} dive "
+                  "heuristics capped, stall {}, {:.3f} s",
+                  model.status(), model.secondaryStatus(), events->events, events->first_event_s,
+                  events->dives_capped, out.stalled, model.getCurrentSeconds());
     out.proven_optimal = model.isProvenOptimal();
     out.infeasible = model.isProvenInfeasible();
     out.bound = model.getBestPossibleObjValue();
@@ -407,10 +460,15 @@ class IlpModel {
     if (opts_.order == OrderConstraints::Integer)
       for (int i = nx; i < ncols; ++i) solver_.setInteger(i);
     solver_.messageHandler()->setLogLevel(0);
-    // The default initial LP solve picks the "idiot" crash for large models, which is very
-    // slow on these (minutes on bert); plain dual simplex with presolve takes a second.
+    // The initial LP (before the separation rounds; CBC starts from its basis): primal simplex
+    // from a crash basis, with presolve. The default solve picks the "idiot" crash for large
+    // models, which is very slow on these (minutes on bert). Against dual simplex from the
+    // all-slack basis (the previous choice) it took 0.50 / 0.28 / 0.47 / 0.41 s instead of
+    // 1.07 / 0.61 / 0.66 / 0.98 s on the 50k-node nasneta / nasrnn / bert / inceptionv3
+    // e-graphs, and 0.01-0.08 s either way on the 3k-15k-node ones (extract/README.md).
     ClpSolve lp_options;
-    lp_options.setSolveType(ClpSolve::useDual);
+    lp_options.setSolveType(ClpSolve::usePrimal);
+    lp_options.setSpecialOption(1, 1);  // "startup in primal: use crash"
     lp_options.setPresolveType(ClpSolve::presolveOn);
     solver_.setSolveOptions(lp_options);
     solver_.setIntParam(OsiNameDiscipline, 1);
@@ -419,6 +477,7 @@ class IlpModel {
 
     if (opts_.order == OrderConstraints::None && opts_.precut_cycle_length >= 2)
       precut_short_cycles();
+    flush_cuts();
   }
 
   // Cuts every simple cycle of the class graph (edges of candidate nodes) up to
@@ -581,6 +640,10 @@ class IlpModel {
   std::vector<int> order_col_;
   double order_eps_ = 1.0;
   std::set<std::vector<ClassIdx>> seen_cycles_;
+  struct PendingRows {  // rows in addRows() form
+    std::vector<int> start{0}, ind;
+    std::vector<double> val, lb, ub;
+  } cuts_;
   int cycle_cuts_ = 0;
   int requirement_rows_ = 0;
   int separated_rows_ = 0;
@@ -618,26 +681,33 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   ExtractResult res;
   res.method = "ilp";
 
+  // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
-  if (opts.reduce) spdlog::debug("ilp: {}", describe(red.stats));
+  if (opts.reduce) spdlog::debug("ilp: [{:.3f} s] {}", seconds_since(t0), describe(red.stats));
 
   // Warm start: the better of greedy and greedy-DAG (both checked acyclic), mapped onto the
   // reduced problem (never more expensive).
-  ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
+  const ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
   Choice incumbent = dag.dag_cost <= greedy.dag_cost ? dag.choice : greedy.choice;
   if (opts.reduce) incumbent = map_to_reduced(g, red, incumbent);
   check_extraction(g, incumbent, "ilp warm start");
   double incumbent_cost = dag_cost(g, incumbent);
   res.warm_start_cost = incumbent_cost;
   bool improved = false;
+  spdlog::debug("ilp: [{:.3f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s)",
+                seconds_since(t0), incumbent_cost, greedy.dag_cost, greedy.time_s, dag.dag_cost,
+                dag.time_s);
 
   IlpModel model(g, red, opts);
+  spdlog::debug("ilp: [{:.3f} s] model built", seconds_since(t0));
   if (opts.separation_rounds > 0)
     model.separate_requirements(t0 + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(0.3 * opts.time_limit_s)),
                                 opts.separation_rounds);
-  spdlog::debug("ilp: {} columns, {} rows ({} requirement rows), {} cycle cuts before solving",
-                model.num_x(), model.rows(), model.requirement_rows(), model.cycle_cuts());
+  spdlog::debug("ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated), {} cycle "
+                "cuts before solving",
+                seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(),
+                model.separated_rows(), model.cycle_cuts());
 
   double bound = -std::numeric_limits<double>::infinity();
   std::string status;
@@ -666,8 +736,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     }
     const auto cycles = find_cycles(g, out.choice);
     const bool valid = extraction_problem(g, out.choice).empty();
-    spdlog::debug("ilp: round {} objective {} bound {} optimal {} cycles {}", round,
-                  out.objective, out.bound, out.proven_optimal, cycles.size());
+    spdlog::debug("ilp: [{:.3f} s] round {} objective {} bound {} optimal {} cycles {}",
+                  seconds_since(t0), round, out.objective, out.bound, out.proven_optimal, cycles.size());
     if (valid) {
       const double cost = dag_cost(g, out.choice);
       if (cost <= incumbent_cost) {

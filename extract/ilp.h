@@ -36,12 +36,20 @@ struct IlpOptions {
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
   bool requirement_rows = true;
   /// LP cutting-plane rounds on node-level requirement rows before CBC (0 = off); they take
-  /// at most 30% of the time limit.
+  /// at most 30% of the time limit and stop at the first round that does not raise the LP
+  /// bound.
   int separation_rounds = 20;
   int precut_cycle_length = 6; ///< before the first solve, cut every class cycle up to this length
   int max_precuts = 50000;     ///< cap on those cuts
   int max_rounds = 10000;      ///< cycle-cut rounds
   int cbc_log_level = 0;       ///< CBC's own log on stdout (0 = silent)
+  /// Passes per dive of CBC's diving heuristics (CBC's default: 100; 0 keeps it). They run at
+  /// the root before the cut loop and honour no time limit: DiveCoefficient ran 0.8-2.6 s past
+  /// the stall deadline without a result on the pipeline e-graphs, while the dives that found
+  /// something (nasrnn) finished within 30 passes (extract/README.md, "CBC's time"). A
+  /// multiple of 10 (CBC reads the last digit as flags); others are rounded down (to 10 at
+  /// least).
+  int cbc_dive_passes = 50;
   /// Extra CBC options, before -solve. CBC's own preprocessing is off by default: it takes
   /// seconds on the larger e-graphs without honouring the time limit, and it garbles the warm
   /// start (the MIP start is then read against the preprocessed columns).
