@@ -1,13 +1,22 @@
 // E-class analysis: make and merge (see analysis.h).
 #include "egraph/analysis.h"
 
+#include <algorithm>
+#include <array>
+
 namespace tensat {
 
 namespace {
 
 SplitTree leaf(int64_t size) {
+  // Leaves are immutable and compared by value: hand out a shared one per size (most concats
+  // of a model have operands of a few sizes), saving an allocation per concat operand.
+  thread_local std::array<SplitTree, 64> cache;
+  SplitTree& slot = cache[static_cast<uint64_t>(size) * 0x9e3779b97f4a7c15ULL >> 58];
+  if (slot && slot->size == size) return slot;
   auto n = std::make_shared<SplitNode>();
   n->size = size;
+  slot = n;
   return n;
 }
 
@@ -21,7 +30,13 @@ SplitTree inner(SplitTree l, SplitTree r) {
 
 void set_tree(ClassData& d, size_t axis, SplitTree t) {
   if (!t || t->is_leaf()) return;
-  if (d.split.size() <= axis) d.split.resize(axis + 1);
+  if (d.split.size() <= axis) {
+    // Room for every axis at once: trees are set axis by axis, and growing one axis at a time
+    // reallocated each time.
+    const size_t rank = d.type.is_tensor() ? d.type.shape().size() : 0;
+    if (d.split.capacity() <= axis) d.split.reserve(std::max(axis + 1, rank));
+    d.split.resize(axis + 1);
+  }
   d.split[axis] = std::move(t);
 }
 
@@ -52,16 +67,24 @@ std::optional<int64_t> ClassData::boundary(int64_t axis) const {
 std::optional<ClassData> make_data(Op op, int64_t num, std::string_view sym,
                                    const std::vector<const ClassData*>& children,
                                    std::string* error) {
+  ClassData d;
+  if (!make_data_into(d, op, num, sym, children, error)) return std::nullopt;
+  return d;
+}
+
+bool make_data_into(ClassData& d, Op op, int64_t num, std::string_view sym,
+                    const std::vector<const ClassData*>& children, std::string* error) {
   thread_local std::vector<const ValueType*> types;
   types.clear();
   for (auto* c : children) types.push_back(&c->type);
   InferResult r = infer_type(op, num, sym, types);
   if (!r) {
     if (error) *error = std::move(r.error);
-    return std::nullopt;
+    return false;
   }
-  ClassData d;
   d.type = std::move(*r.type);
+  d.split.clear();  // keeps its capacity
+  d.split_axis = -1;
 
   // weight_only
   switch (op) {
@@ -155,7 +178,7 @@ std::optional<ClassData> make_data(Op op, int64_t num, std::string_view sym,
   }
   // Trim trailing empty axes so equal data compares equal.
   while (!d.split.empty() && !d.split.back()) d.split.pop_back();
-  return d;
+  return true;
 }
 
 std::pair<bool, bool> merge_data(ClassData& a, const ClassData& b) {

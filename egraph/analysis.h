@@ -68,6 +68,11 @@ std::optional<ClassData> make_data(Op op, int64_t num, std::string_view sym,
                                    const std::vector<const ClassData*>& children,
                                    std::string* error = nullptr);
 
+/// make_data into an existing ClassData (reusing its storage); false (d unspecified) when the
+/// node does not type-check.
+bool make_data_into(ClassData& d, Op op, int64_t num, std::string_view sym,
+                    const std::vector<const ClassData*>& children, std::string* error = nullptr);
+
 /// Joins `b` into `a`. Returns {a changed, b differs from the result}. Types must be equal
 /// (the caller checks); split-tree conflicts keep a's tree.
 std::pair<bool, bool> merge_data(ClassData& a, const ClassData& b);

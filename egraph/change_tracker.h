@@ -17,7 +17,7 @@
 // a merge that changes its id changes its parents' e-nodes, which are tracked.
 //
 //   ChangeTracker t;  t.update(eg, 4);
-//   t.roots(eg, Op::Conv, /*op_height=*/1, /*height=*/2, revisit, out);
+//   const auto& roots = t.roots(eg, Op::Conv, /*op_height=*/1, /*height=*/2, revisit);
 #pragma once
 
 #include <cstdint>
@@ -33,9 +33,11 @@ class ChangeTracker {
   void update(EGraph& eg, unsigned max_height);
   /// Canonical classes holding `op` with an e-node change within `op_height` or a data change
   /// within `height`, plus `extra` (canonicalized, deduplicated): the operator index's order
-  /// followed by the extra ones.
-  void roots(const EGraph& eg, Op op, int op_height, int height, const std::vector<EClassId>& extra,
-             std::vector<EClassId>& out);
+  /// (ascending ids) followed by the extra ones. The first part is cached per (op, op_height,
+  /// height) until the next update: rules with the same root operator share it.
+  /// The result stays valid until the next roots() or update().
+  const std::vector<EClassId>& roots(const EGraph& eg, Op op, int op_height, int height,
+                                     const std::vector<EClassId>& extra);
   /// Classes touched in the last update (canonical, distinct, either kind).
   size_t num_touched() const { return num_touched_; }
 
@@ -43,7 +45,18 @@ class ChangeTracker {
   void walk_up(const EGraph& eg, const std::vector<EClassId>& from, unsigned max_height,
                std::vector<uint8_t>& dist);
 
+  const std::vector<EClassId>& near_roots(const EGraph& eg, Op op, int op_height, int height);
+
   std::vector<uint8_t> dist_nodes_, dist_data_;  ///< per class id; 255 = farther than max_height
+  std::vector<EClassId> near_;  ///< classes within max_height of a change, ascending
+  std::vector<EClassId> with_extra_;  ///< roots() when there are extra classes
+  struct CachedRoots {
+    Op op;
+    int op_height, height;
+    std::vector<EClassId> roots;
+  };
+  std::vector<CachedRoots> cache_;  ///< near_roots() results since the last update
+  size_t cache_used_ = 0;           ///< entries of cache_ in use (kept allocated)
   std::vector<EClassId> touched_nodes_, touched_data_;
   std::vector<uint32_t> frontier_, next_, mark_;
   uint32_t epoch_ = 0;

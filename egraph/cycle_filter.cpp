@@ -40,12 +40,15 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   seen.assign(n, 0);
   for (uint32_t c = 0; c < n; ++c) {
     offsets_[c] = static_cast<uint32_t>(kids_.size());
-    if (eg.find(EClassId(c)) != EClassId(c)) continue;
-    for (ENodeId nid : eg.eclass_canonical(EClassId(c)).nodes) {
-      if (eg.is_filtered(nid)) continue;
-      for (EClassId ch : eg.node(nid).children) {
-        // A class of leaves only (parameters) reaches nothing and is never a query's target
-        // (that holds a matched operator): leaving it out changes no answer.
+    if (eg.class_ops(EClassId(c)) == 0) continue;  // merged away (a live class holds e-nodes)
+    for (const EGraph::PackedNode nd : eg.class_nodes(EClassId(c))) {
+      if (eg.is_filtered(nd.id)) continue;
+      // A class of leaves only (parameters) reaches nothing and is never a query's target
+      // (that holds a matched operator): leaving it out changes no answer. The leading
+      // parameter children of an operator always are such classes (type-checked).
+      const uint32_t first = std::min<uint32_t>(nd.nkids, static_cast<uint32_t>(op_info(nd.op).num_params));
+      for (const EClassId* k = nd.kids + first; k != nd.kids + nd.nkids; ++k) {
+        const EClassId ch = *k;
         if ((eg.class_ops(ch) & ~kLeafOps) == 0) continue;
         if (seen[ch.v] == c + 1) continue;
         seen[ch.v] = c + 1;
@@ -65,7 +68,7 @@ void CycleFilter::begin_iteration(const EGraph& eg) {
   uint32_t next = 1;
   snap_acyclic_ = true;
   for (uint32_t r = 0; r < n; ++r) {
-    if (color[r] || eg.find(EClassId(r)) != EClassId(r)) continue;
+    if (color[r] || eg.class_ops(EClassId(r)) == 0) continue;
     st.push_back({r, offsets_[r]});
     color[r] = 1;
     while (!st.empty()) {
@@ -322,6 +325,140 @@ size_t CycleFilter::remove_new_cycles(EGraph& eg, const std::vector<EClassId>& t
     if (cyclic) break;
   }
   return cyclic ? remove_cycles(eg) : 0;
+}
+
+// Cycle check from the snapshot. The snapshot was acyclic and its post-order numbers
+// decrease along every edge it had. Rank every class: a class the snapshot knew by
+// (order, 0); a class created since by (the largest rank of its children, plus 1 in the
+// second part), computed by DFS over the new classes. Then rank decreases along
+//   - every edge of a new class, by construction;
+//   - every edge of an old class that is not touched: those are its snapshot edges (its
+//     e-nodes, their filtered flags and their child ids are unchanged: a merge re-points the
+//     children's parents, which are touched; a merge into the class, filtering and
+//     unfiltering touch it), and the children kept their numbers (a merged class keeps the
+//     older id, which the snapshot knows);
+// so a cycle needs an edge of a touched old class along which rank does not decrease (a
+// "rising" edge). Without one the e-graph is acyclic. With some, let r be the smallest rank
+// of their sources: a class ranked below r has only decreasing edges and reaches only classes
+// ranked below r, so it lies on no cycle; a DFS from the rising sources that does not enter
+// such classes finds a cycle iff there is one. Edges into classes of parameter leaves are
+// skipped throughout, as in the snapshot: such classes have no children.
+CycleFilter::Verdict CycleFilter::check_new_cycles(const EGraph& eg, const std::vector<EClassId>& touched) {
+  if (mode_ != CycleFilterMode::Efficient || !snap_acyclic_ || snap_classes_ == 0) return Verdict::Unknown;
+  const uint32_t snap = static_cast<uint32_t>(snap_classes_);
+  const uint32_t n = static_cast<uint32_t>(eg.class_capacity());
+  auto non_leaf = [&](uint32_t c) { return (eg.class_ops(EClassId(c)) & ~kLeafOps) != 0; };
+  // Ranks of new classes, by iterative DFS (state: 0 new, 1 on the stack, 2 done). A frame
+  // resumes at its (e-node, child) position; finished children's ranks are folded in as the
+  // scan passes them.
+  new_rank_.assign(n - snap, Rank{0, 0});
+  new_state_.assign(n - snap, 0);
+  auto rank_of = [&](uint32_t c) -> Rank { return c < snap ? Rank{order_[c], 0} : new_rank_[c - snap]; };
+  auto& st = rank_stack_;
+  auto frame = [&](uint32_t c) {
+    const EGraph::NodeRun run = eg.class_nodes(EClassId(c));
+    return RankFrame{c, run.begin(), run.end(), 0};
+  };
+  for (uint32_t r = snap; r < n; ++r) {
+    if (new_state_[r - snap] || eg.find(EClassId(r)).v != r) continue;
+    st.clear();
+    st.push_back(frame(r));
+    new_state_[r - snap] = 1;
+    while (!st.empty()) {
+      RankFrame& f = st.back();
+      const uint32_t c = f.cls;
+      uint32_t push = UINT32_MAX;
+      for (; f.node != f.end && push == UINT32_MAX; ++f.node, f.child = 0) {
+        const EGraph::PackedNode nd = *f.node;
+        if (eg.is_filtered(nd.id)) continue;
+        for (; f.child < nd.nkids; ++f.child) {
+          const uint32_t ch = nd.kids[f.child].v;
+          if (!non_leaf(ch)) continue;
+          if (ch >= snap && new_state_[ch - snap] != 2) {
+            if (new_state_[ch - snap] == 1) return Verdict::Cyclic;  // among new classes
+            push = ch;  // descend; this child is looked at again when it is done
+            break;
+          }
+          const Rank rk = rank_of(ch);
+          Rank& mine = new_rank_[c - snap];
+          if (rk.first > mine.first || (rk.first == mine.first && rk.second + 1 > mine.second))
+            mine = Rank{rk.first, rk.second + 1};
+        }
+        if (push != UINT32_MAX) break;
+      }
+      if (push != UINT32_MAX) {
+        new_state_[push - snap] = 1;
+        st.push_back(frame(push));  // `f` is not used after this
+        continue;
+      }
+      new_state_[c - snap] = 2;
+      st.pop_back();
+    }
+  }
+  // Rising edges: only touched classes the snapshot knew can have them.
+  if (touched_mark_.size() < n) touched_mark_.resize(n, 0);
+  ++touched_epoch_;
+  rising_.clear();
+  Rank lowest{UINT32_MAX, UINT32_MAX};
+  for (EClassId t : touched) {
+    const uint32_t c = eg.find(t).v;
+    if (c >= snap || touched_mark_[c] == touched_epoch_) continue;
+    touched_mark_[c] = touched_epoch_;
+    const Rank mine{order_[c], 0};
+    bool rises = false;
+    for (const EGraph::PackedNode nd : eg.class_nodes(EClassId(c))) {
+      if (eg.is_filtered(nd.id)) continue;
+      for (uint32_t k = 0; k < nd.nkids; ++k)
+        rises = rises || (non_leaf(nd.kids[k].v) && !(rank_of(nd.kids[k].v) < mine));
+      if (rises) break;
+    }
+    if (!rises) continue;
+    rising_.push_back(c);
+    lowest = std::min(lowest, mine);
+  }
+  if (rising_.empty()) return Verdict::Acyclic;
+  // DFS from the rising sources among classes ranked at least `lowest` (color: 0 white,
+  // 1 on the stack, 2 done; in color_, which only remove_cycles also uses).
+  std::vector<uint8_t>& color = color_;
+  color.assign(n, 0);
+  for (uint32_t root : rising_) {
+    if (color[root]) continue;
+    color[root] = 1;
+    st.clear();
+    st.push_back(frame(root));
+    while (!st.empty()) {
+      RankFrame& f = st.back();
+      if (f.node == f.end) {
+        color[f.cls] = 2;
+        st.pop_back();
+        continue;
+      }
+      const EGraph::PackedNode nd = *f.node;
+      if (eg.is_filtered(nd.id) || f.child >= nd.nkids) {
+        ++f.node;
+        f.child = 0;
+        continue;
+      }
+      const uint32_t k = nd.kids[f.child++].v;
+      if (color[k] == 1) return Verdict::Cyclic;
+      if (color[k] == 2 || !non_leaf(k) || rank_of(k) < lowest) continue;
+      color[k] = 1;
+      st.push_back(frame(k));  // `f` is not used after this
+    }
+  }
+  return Verdict::Acyclic;
+}
+
+size_t CycleFilter::remove_new_cycles_after_iteration(EGraph& eg, const std::vector<EClassId>& touched) {
+  if (mode_ == CycleFilterMode::None) return 0;
+  eg.require_clean("CycleFilter::remove_new_cycles_after_iteration");
+  switch (check_new_cycles(eg, touched)) {
+    case Verdict::Acyclic: ++checked_; return 0;
+    case Verdict::Cyclic: ++checked_; return remove_cycles(eg);
+    case Verdict::Unknown: break;
+  }
+  ++walked_;
+  return remove_new_cycles(eg, touched);
 }
 
 bool is_acyclic(const EGraph& eg, bool ignore_filtered) {

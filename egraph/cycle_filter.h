@@ -16,7 +16,10 @@
 //              see would_cycle(). The snapshot is not
 //              updated during the iteration (as in the paper), so after the rebuild
 //              remove_cycles() finds the remaining cycles by DFS and filters the newest e-node
-//              on each until none is left.
+//              on each until none is left. Whether there is a cycle at all is decided from
+//              the snapshot's order (check_new_cycles in the .cpp): a cycle needs an edge of a
+//              changed class against that order, and only the classes above the lowest such
+//              edge are walked; most iterations have none, and none is walked.
 //   vanilla    Each match is checked by a fresh reachability search on the current e-graph.
 //              Same post-pass.
 //   none       No checks; the e-graph may become cyclic.
@@ -54,14 +57,26 @@ class CycleFilter : public CycleGuard {
   /// since: a new cycle runs through a touched class, so the full pass runs only when a walk
   /// from those classes finds a cycle. Same result as remove_cycles(), usually much cheaper.
   size_t remove_new_cycles(EGraph& eg, const std::vector<EClassId>& touched);
+  /// remove_new_cycles() right after an iteration whose begin_iteration() took the snapshot,
+  /// `touched` covering every class whose e-nodes changed since then (the runner's case).
+  /// Efficient mode decides whether there is a cycle from the snapshot's order (see
+  /// check_new_cycles in the .cpp), reading mostly what changed; other modes, or a snapshot
+  /// that was cyclic, walk as remove_new_cycles() does. Same result.
+  size_t remove_new_cycles_after_iteration(EGraph& eg, const std::vector<EClassId>& touched);
 
   uint64_t queries() const { return queries_; }
+  /// remove_new_cycles_after_iteration() calls decided from the snapshot's order / by
+  /// remove_new_cycles().
+  uint64_t post_passes_checked() const { return checked_; }
+  uint64_t post_passes_walked() const { return walked_; }
 
  private:
   bool reaches_snapshot(const EGraph& eg, EClassId from, EClassId to);
   bool reaches_live(const EGraph& eg, EClassId from, EClassId to);
   bool reaches_mixed(const EGraph& eg, EClassId from, EClassId to);
   bool reaches(const EGraph& eg, EClassId from, EClassId to);
+  enum class Verdict : uint8_t { Acyclic, Cyclic, Unknown };
+  Verdict check_new_cycles(const EGraph& eg, const std::vector<EClassId>& touched);
 
   CycleFilterMode mode_;
   // snapshot (efficient mode): CSR child lists and post-order numbers, indexed by class id
@@ -78,7 +93,21 @@ class CycleFilter : public CycleGuard {
   std::vector<uint8_t> color_;
   std::vector<std::pair<uint32_t, uint32_t>> snap_stack_;
   uint32_t new_epoch_ = 0;
+  // proves_acyclic scratch: per class created since the snapshot, its rank and DFS state
+  struct RankFrame {
+    uint32_t cls;
+    EGraph::NodeRun::iterator node, end;  ///< the class's packed e-nodes, from the current one
+    uint32_t child;
+  };
+  std::vector<RankFrame> rank_stack_;
+  using Rank = std::pair<uint32_t, uint32_t>;  ///< (snapshot order, depth above it), lexicographic
+  std::vector<Rank> new_rank_;
+  std::vector<uint32_t> rising_;
+  std::vector<uint8_t> new_state_;
+  std::vector<uint32_t> touched_mark_;
+  uint32_t touched_epoch_ = 0;
   uint64_t queries_ = 0;
+  uint64_t checked_ = 0, walked_ = 0;
 };
 
 /// True if the e-graph has no cycle through e-nodes that are not filtered (clean e-graph).

@@ -29,14 +29,18 @@
 
 #include "egraph/analysis.h"
 #include "egraph/enode.h"
+#include "egraph/id_table.h"
 #include "egraph/ids.h"
 #include "egraph/unionfind.h"
 
 namespace tensat {
 
+/// An e-class's e-node or parent list: most classes have a few, stored inline (small_vec.h).
+using ENodeList = SmallVec<ENodeId, 3>;
+
 struct EClass {
-  std::vector<ENodeId> nodes;    ///< live e-nodes of this class (after rebuild: sorted by operator, then id)
-  std::vector<ENodeId> parents;  ///< e-nodes that have this class as a child
+  ENodeList nodes;    ///< live e-nodes of this class (after rebuild: sorted by operator, then id)
+  ENodeList parents;  ///< e-nodes that have this class as a child (after rebuild: sorted, distinct)
   ClassData data;
   uint64_t ops = 0;  ///< after rebuild: bit k set if some e-node has operator k (kNumOps < 64)
   bool has_op(Op op) const { return (ops >> static_cast<unsigned>(op)) & 1u; }
@@ -82,6 +86,11 @@ class EGraph {
 
   EClassId find(EClassId id) const { return uf_.find(id); }
 
+  /// Makes room for `nodes` e-nodes and as many classes (the runner reserves up to its node
+  /// limit): growing by reallocation copies every e-node and e-class several times, and the
+  /// reserved memory costs nothing until it is used.
+  void reserve(size_t nodes);
+
   // ---- access -----------------------------------------------------------------------------
   const EClass& eclass(EClassId id) const { return classes_[find(id).v]; }
   /// eclass() of a canonical id (a child of a node after rebuild, an id from class_ids()).
@@ -104,6 +113,47 @@ class EGraph {
   }
   /// EClass::ops of a canonical class, from a compact array (valid after rebuild).
   uint64_t class_ops(EClassId id) const { return class_ops_[id.v]; }
+  /// The e-nodes of a canonical class, packed at rebuild (valid after rebuild): the same list
+  /// as eclass().nodes (sorted by operator, then id), each with its operator and (canonical)
+  /// children, in one contiguous run. E-matching and the cycle filter read these instead of
+  /// the EClass and ENode objects, which are large and scattered: one class is a cache line
+  /// or two.
+  struct PackedNode {
+    ENodeId id;
+    Op op;
+    uint32_t nkids;
+    const EClassId* kids;
+  };
+  class NodeRun {
+   public:
+    // An entry is [node id][operator | arity << 8][children...], as EClassId words.
+    class iterator {
+     public:
+      explicit iterator(const EClassId* p) : p_(p) {}
+      PackedNode operator*() const {
+        return {ENodeId(p_[0].v), static_cast<Op>(p_[1].v & 0xffu), p_[1].v >> 8, p_ + 2};
+      }
+      iterator& operator++() {
+        p_ += 2 + (p_[1].v >> 8);
+        return *this;
+      }
+      bool operator==(const iterator& o) const { return p_ == o.p_; }
+
+     private:
+      const EClassId* p_;
+    };
+    NodeRun(const EClassId* b, const EClassId* e) : b_(b), e_(e) {}
+    iterator begin() const { return iterator(b_); }
+    iterator end() const { return iterator(e_); }
+    bool empty() const { return b_ == e_; }
+
+   private:
+    const EClassId *b_, *e_;
+  };
+  NodeRun class_nodes(EClassId id) const {
+    const EClassId* b = packed_.data() + run_begin_[id.v];
+    return NodeRun(b, b + run_words_[id.v]);
+  }
   /// The operator of an e-node, from a compact array (an e-node's operator never changes).
   Op node_op(ENodeId id) const { return node_ops_[id.v]; }
   /// Throws std::logic_error if the e-graph needs a rebuild (search calls this).
@@ -113,10 +163,14 @@ class EGraph {
   const std::vector<bool>& filtered() const { return filtered_; }
   bool is_filtered(ENodeId id) const { return filtered_[id.v]; }
   void set_filtered(ENodeId id, bool f = true) {
-    if (filtered_[id.v] != f) touched_nodes_.push_back(node_class_[id.v]);  // its matches change
+    if (filtered_[id.v] != f) {
+      touched_nodes_.push_back(node_class_[id.v]);  // its matches change
+      if (!node_dead_[id.v]) num_filtered_ += f ? 1 : -1;
+    }
     filtered_[id.v] = f;
   }
-  size_t num_filtered() const;
+  /// Live filtered e-nodes (a counter: the runner reports it every iteration).
+  size_t num_filtered() const { return static_cast<size_t>(num_filtered_); }
 
   // ---- debugging --------------------------------------------------------------------------
   /// Empty if every invariant holds, else a description of the first violation.
@@ -139,10 +193,16 @@ class EGraph {
 
  private:
   void canonicalize(ENode& n) const;
+  /// The live e-node equal to `n` (canonical children; hash `h` = ENodeHash()(n)), if any.
+  ENodeId memo_find(const ENode& n, size_t h) const {
+    return ENodeId(memo_.find(h, [&](uint32_t id) { return nodes_[id] == n; }));
+  }
   std::optional<ClassData> make(const ENode& n, std::string* error) const;
-  EClassId insert_new(ENode&& n, ClassData&& data);
+  EClassId insert_new(ENode&& n, size_t hash, ClassData&& data);
   EClassId union_roots(EClassId a, EClassId b);
   void rebuild_classes();
+  /// Copies class i's (sorted, live) e-nodes into the packed arrays.
+  void pack(uint32_t i);
 
   struct StringHash {
     using is_transparent = void;
@@ -154,15 +214,30 @@ class EGraph {
   std::vector<ENode> nodes_;
   std::vector<Op> node_ops_;          ///< nodes_[i].op, packed (e-matching scans these)
   std::vector<uint64_t> class_ops_;   ///< classes_[i].ops, packed (after rebuild)
+  // class_nodes(): class i's e-nodes are packed_[run_begin_[i], + run_words_[i]), in a run of
+  // run_cap_[i] words. A class whose run outgrew its room gets a new run at the end; the old
+  // one is waste, and everything is re-packed when waste is half the array.
+  std::vector<uint32_t> run_begin_, run_words_, run_cap_;
+  std::vector<EClassId> packed_;
+  size_t packed_waste_ = 0;
+  /// Classes (any id, repeats) whose node or parent lists, or whose e-nodes' children,
+  /// changed since the last rebuild.
+  std::vector<uint32_t> lists_changed_;
+  std::vector<uint32_t> list_mark_;
+  uint32_t list_epoch_ = 0;
   std::vector<EClassId> node_class_;  ///< class the node was added to (find() it)
   std::vector<bool> node_dead_;
   std::vector<bool> filtered_;
   size_t num_dead_ = 0;
+  int64_t num_filtered_ = 0;  ///< live e-nodes with filtered_ set
 
   UnionFind uf_;
   std::vector<EClass> classes_;
   size_t num_classes_ = 0;
-  std::unordered_map<ENode, ENodeId, ENodeHash> memo_;
+  /// The hash-cons: every live e-node's id, keyed by the e-node itself (nodes_[id], which is
+  /// canonical after rebuild). Dead e-nodes are not in it; rebuild erases an e-node before it
+  /// re-canonicalizes it and re-inserts it under its new value.
+  IdTable memo_;
 
   std::vector<ENodeId> pending_;           ///< nodes to re-canonicalize
   std::vector<ENodeId> analysis_pending_;  ///< nodes whose make() may have changed

@@ -1,18 +1,108 @@
 // Backtracking e-matcher over compiled patterns (see ematch.h).
+//
+// A compiled pattern visits its operator nodes in a fixed order: pre-order from the root,
+// first child first (a work list of pending sub-patterns, the first child on top). At each
+// operator node it scans the class's e-nodes with that operator and tests each candidate's
+// children in place, as Checks grouped by kind, cheap and selective ones first:
+//   literals  the child is the literal's class,
+//   equals    the child is the class of a variable bound at an earlier node,
+//   sames     two children are the same class (a variable occurring twice in this node),
+//   looks     one level of look-ahead: a sub-pattern child's class holds its operator,
+//   binds     the first occurrence of a variable (in visiting order): bind it to the child.
+// Whether an occurrence binds or compares is known when compiling, since the visiting order is
+// fixed. Bindings need no undo: a later candidate at the same node overwrites them before
+// anything reads them, and every variable is bound when a match is recorded. A candidate that
+// passes pushes its sub-patterns and goes on with the work list; an empty list is a match.
 #include "egraph/ematch.h"
 
 #include <memory>
 
 namespace tensat {
 
+CompiledPattern::CompiledPattern(const Pattern& p, size_t nvars) : nvars_(nvars) {
+  const size_t n = p.nodes.size();
+  root = p.root_index();
+  nodes.assign(n, Node{});
+  for (size_t i = 0; i < n; ++i) {
+    const PatNode& pn = p.nodes[i];
+    Node& nd = nodes[i];
+    nd.kind = pn.kind;
+    nd.op = pn.op;
+    nd.var = pn.var;
+    nd.lit = -1;
+    nd.arity = static_cast<uint32_t>(pn.split_auto ? 3 : pn.children.size());
+    const OpInfo& info = op_info(pn.op);
+    nd.check_arity = pn.kind == PatNode::Kind::Op && info.min_arity != info.max_arity;
+    if (pn.kind == PatNode::Kind::Num || pn.kind == PatNode::Kind::Sym) {
+      nd.lit = static_cast<int>(lits.size());
+      lits.push_back({pn.kind, pn.num, pn.sym});
+    }
+  }
+  // Operator nodes in visiting order.
+  std::vector<int> order, stack;
+  if (p.root().kind == PatNode::Kind::Op) stack.push_back(root);
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    order.push_back(i);
+    const PatNode& pn = p.nodes[static_cast<size_t>(i)];
+    for (size_t j = pn.children.size(); j-- > 0;)
+      if (p.nodes[static_cast<size_t>(pn.children[j])].kind == PatNode::Kind::Op) stack.push_back(pn.children[j]);
+  }
+  std::vector<uint8_t> seen(nvars, 0);  // variable bound at an earlier node
+  std::vector<int> first_here(nvars);   // position binding each variable at this node
+  for (int i : order) {
+    const PatNode& pn = p.nodes[static_cast<size_t>(i)];
+    Node& nd = nodes[static_cast<size_t>(i)];
+    auto each_child = [&](auto&& f) {
+      for (size_t j = 0; j < pn.children.size(); ++j) {
+        const uint32_t pos = static_cast<uint32_t>(pn.split_auto && j == 1 ? 2 : j);  // (split AXIS x): POS is free
+        f(pos, p.nodes[static_cast<size_t>(pn.children[j])], pn.children[j]);
+      }
+    };
+    nd.lit_b = static_cast<uint32_t>(checks.size());
+    each_child([&](uint32_t pos, const PatNode& cn, int ci) {
+      if (cn.kind == PatNode::Kind::Num || cn.kind == PatNode::Kind::Sym)
+        checks.push_back({pos, static_cast<uint32_t>(nodes[static_cast<size_t>(ci)].lit)});
+    });
+    nd.eq_b = static_cast<uint32_t>(checks.size());
+    each_child([&](uint32_t pos, const PatNode& cn, int) {
+      if (cn.kind == PatNode::Kind::Var && seen[static_cast<size_t>(cn.var)])
+        checks.push_back({pos, static_cast<uint32_t>(cn.var)});
+    });
+    nd.same_b = static_cast<uint32_t>(checks.size());
+    first_here.assign(nvars, -1);
+    each_child([&](uint32_t pos, const PatNode& cn, int) {
+      if (cn.kind != PatNode::Kind::Var || seen[static_cast<size_t>(cn.var)]) return;
+      int& f = first_here[static_cast<size_t>(cn.var)];
+      if (f < 0) f = static_cast<int>(pos);
+      else checks.push_back({pos, static_cast<uint32_t>(f)});
+    });
+    nd.look_b = static_cast<uint32_t>(checks.size());
+    each_child([&](uint32_t pos, const PatNode& cn, int) {
+      if (cn.kind == PatNode::Kind::Op) checks.push_back({pos, static_cast<uint32_t>(cn.op)});
+    });
+    nd.bind_b = static_cast<uint32_t>(checks.size());
+    for (size_t v = 0; v < nvars; ++v) {
+      if (first_here[v] < 0) continue;
+      checks.push_back({static_cast<uint32_t>(first_here[v]), static_cast<uint32_t>(v)});
+      seen[v] = 1;
+    }
+    nd.bind_e = static_cast<uint32_t>(checks.size());
+    // Sub-patterns in reverse order, so that the first child ends up on top of the work list.
+    nd.sub_b = static_cast<uint32_t>(subs.size());
+    for (size_t j = pn.children.size(); j-- > 0;)
+      if (p.nodes[static_cast<size_t>(pn.children[j])].kind == PatNode::Kind::Op)
+        subs.push_back({pn.children[j], static_cast<uint32_t>(pn.split_auto && j == 1 ? 2 : j)});
+    nd.sub_e = static_cast<uint32_t>(subs.size());
+  }
+}
+
 namespace {
 
-struct Item {
-  uint32_t pos;  ///< e-node child position
-  PatNode::Kind kind;
-  Op op;         ///< Kind::Op: the sub-pattern's operator (look-ahead)
-  int idx;       ///< Kind::Var: the variable; otherwise the pattern node
-};
+using Node = CompiledPattern::Node;
+using Check = CompiledPattern::Check;
+
 struct Todo {
   int pi;
   EClassId cls;
@@ -21,20 +111,15 @@ struct Todo {
 // A Machine's buffers, kept between searches (one search runs at a time per thread; a nested
 // one gets its own).
 struct Scratch {
-  std::vector<Item> items;
-  std::vector<uint32_t> item_begin;
-  std::vector<std::pair<int, uint32_t>> subs;
-  std::vector<uint32_t> sub_begin;
   std::vector<EClassId> subst, lit;
   std::vector<Todo> todo;
-  std::vector<int> bound;
   bool busy = false;
 };
 thread_local Scratch tls_scratch;
 
 class Machine {
  public:
-  Machine(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out, const SearchOptions& opt)
+  Machine(const EGraph& eg, const CompiledPattern& p, Matches& out, const SearchOptions& opt)
       : eg_(eg),
         p_(p),
         out_(out),
@@ -42,88 +127,50 @@ class Machine {
         skip_filtered_(opt.skip_filtered),
         own_(tls_scratch.busy ? new Scratch : nullptr),
         sc_(own_ ? *own_ : tls_scratch),
-        items_(sc_.items),
-        item_begin_(sc_.item_begin),
-        subs_(sc_.subs),
-        sub_begin_(sc_.sub_begin),
         subst_(sc_.subst),
         lit_(sc_.lit),
-        todo_(sc_.todo),
-        bound_(sc_.bound) {
+        todo_(sc_.todo) {
     sc_.busy = true;
-    items_.clear();
-    subs_.clear();
-    subst_.assign(nvars, EClassId());
-    lit_.assign(p.nodes.size(), EClassId());
+    subst_.assign(p.nvars(), EClassId());
+    lit_.assign(p.lits.size(), EClassId());
     todo_.resize(p.nodes.size() + 1);
-    bound_.resize(nvars + 1);
-    // Per operator node: its e-node children to check in place (leaves, i.e. variables and
-    // literals, first, so that variables are bound before sub-patterns look at them; then
-    // sub-patterns, checked one level ahead), and the sub-patterns to descend into.
-    const size_t n = p.nodes.size();
-    item_begin_.assign(n + 1, 0);
-    sub_begin_.assign(n + 1, 0);
-    for (size_t i = 0; i < n; ++i) {
-      item_begin_[i] = static_cast<uint32_t>(items_.size());
-      sub_begin_[i] = static_cast<uint32_t>(subs_.size());
-      const PatNode& pn = p.nodes[i];
-      if (pn.kind != PatNode::Kind::Op) continue;
-      for (int pass = 0; pass < 2; ++pass) {
-        for (size_t j = 0; j < pn.children.size(); ++j) {
-          int pos = pn.split_auto && j == 1 ? 2 : static_cast<int>(j);  // (split AXIS x): POS is free
-          const int ci = pn.children[j];
-          const PatNode& cn = p.nodes[static_cast<size_t>(ci)];
-          const bool leaf = cn.kind != PatNode::Kind::Op;
-          if (leaf != (pass == 0)) continue;
-          Item it;
-          it.pos = static_cast<uint32_t>(pos);
-          it.kind = cn.kind;
-          it.op = cn.op;
-          it.idx = cn.kind == PatNode::Kind::Var ? cn.var : ci;
-          items_.push_back(it);
-        }
-      }
-      // Sub-patterns in reverse order, so that the first child ends up on top of the work list.
-      for (uint32_t k = static_cast<uint32_t>(items_.size()); k-- > item_begin_[i];)
-        if (items_[k].kind == PatNode::Kind::Op) subs_.push_back({items_[k].idx, items_[k].pos});
-    }
-    item_begin_[n] = static_cast<uint32_t>(items_.size());
-    sub_begin_[n] = static_cast<uint32_t>(subs_.size());
   }
+  ~Machine() { sc_.busy = false; }
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
 
   /// Resolves literals; false if some literal has no class (then nothing can match).
   bool prepare() {
-    for (size_t i = 0; i < p_.nodes.size(); ++i) {
-      const PatNode& n = p_.nodes[i];
-      if (n.kind == PatNode::Kind::Num) {
-        auto c = eg_.lookup_num(n.num);
-        if (!c) return false;
-        lit_[i] = *c;
-      } else if (n.kind == PatNode::Kind::Sym) {
-        auto c = eg_.lookup_sym(n.sym);
-        if (!c) return false;
-        lit_[i] = *c;
-      }
+    for (size_t i = 0; i < p_.lits.size(); ++i) {
+      const CompiledPattern::Literal& l = p_.lits[i];
+      auto c = l.kind == PatNode::Kind::Num ? eg_.lookup_num(l.num) : eg_.lookup_sym(l.sym);
+      if (!c) return false;
+      lit_[i] = *c;
     }
     return true;
   }
 
+  /// All matches rooted at `cls` (canonical).
   void run_at(EClassId cls) {
     root_ = cls;
-    for (auto& s : subst_) s = EClassId();
+    const Node& rn = p_.nodes[static_cast<size_t>(p_.root)];
     ntodo_ = 0;
-    todo_[ntodo_++] = {p_.root_index(), cls};
-    step();
+    if (rn.kind != PatNode::Kind::Op) {  // a lone variable or literal: nothing is bound yet
+      for (auto& v : subst_) v = EClassId();
+      todo_[ntodo_++] = {p_.root, cls};
+      step();
+      return;
+    }
+    // The root's e-nodes are scanned here rather than by step(): most roots fail on their own
+    // e-node's checks, and this is the hottest loop of the search.
+    scan(rn, cls);
   }
-
-  ~Machine() { sc_.busy = false; }
-  Machine(const Machine&) = delete;
-  Machine& operator=(const Machine&) = delete;
 
   bool full() const { return count_ >= limit_; }
   size_t count() const { return count_; }
 
  private:
+  // Goes on with the work list: records a match when it is empty.
   void step() {
     if (full()) return;
     if (ntodo_ == 0) {
@@ -132,9 +179,9 @@ class Machine {
       return;
     }
     const Todo t = todo_[--ntodo_];
-    const PatNode& pn = p_.nodes[static_cast<size_t>(t.pi)];
+    const Node& pn = p_.nodes[static_cast<size_t>(t.pi)];
     switch (pn.kind) {
-      case PatNode::Kind::Var: {
+      case PatNode::Kind::Var: {  // only as the root
         EClassId& slot = subst_[static_cast<size_t>(pn.var)];
         if (!slot.valid()) {
           slot = t.cls;
@@ -147,122 +194,81 @@ class Machine {
       }
       case PatNode::Kind::Num:
       case PatNode::Kind::Sym:
-        if (lit_[static_cast<size_t>(t.pi)] == t.cls) step();
+        if (lit_[static_cast<size_t>(pn.lit)] == t.cls) step();
         break;
-      case PatNode::Kind::Op: {
-        // `cls` is canonical (a child of a canonical node, or a root from the operator index),
-        // and the class's nodes are sorted by operator: scan only pn.op's run.
-        const EClass& ec = eg_.eclass_canonical(t.cls);
-        const size_t arity = pn.split_auto ? 3 : pn.children.size();
-        const Op op = pn.op;
-        const Item* ib = items_.data() + item_begin_[static_cast<size_t>(t.pi)];
-        const Item* ie = items_.data() + item_begin_[static_cast<size_t>(t.pi) + 1];
-        const auto* sb = subs_.data() + sub_begin_[static_cast<size_t>(t.pi)];
-        const auto* se = subs_.data() + sub_begin_[static_cast<size_t>(t.pi) + 1];
-        for (ENodeId nid : ec.nodes) {
-          const Op nop = eg_.node_op(nid);
-          if (nop != op) {
-            if (nop > op) break;
-            continue;
-          }
-          const ENode& en = eg_.node(nid);
-          if (en.children.size() != arity) continue;
-          if (skip_filtered_ && eg_.is_filtered(nid)) continue;
-          const size_t bound_mark = nbound_;
-          if (match_leaves(ib, ie, en.children.data())) {
-            // Leaves are done; only sub-patterns go on the work list (first child on top).
-            const size_t mark = ntodo_;
-            for (const auto* s = sb; s != se; ++s) todo_[ntodo_++] = {s->first, en.children[s->second]};
-            step();
-            ntodo_ = mark;
-          }
-          while (nbound_ > bound_mark)  // undo this e-node's bindings
-            subst_[static_cast<size_t>(bound_[--nbound_])] = EClassId();
-          if (full()) break;
-        }
+      case PatNode::Kind::Op:
+        scan(pn, t.cls);
         break;
-      }
     }
     todo_[ntodo_++] = t;
   }
 
-  // Matches the leaf children of an e-node in place, before descending: literals must be
-  // their literal's class, bound variables their binding, fresh variables are bound (recorded
-  // in bound_ for the caller to undo); and, one level of look-ahead, a sub-pattern's class must
-  // hold its operator. Prunes most failing partial matches without enumerating siblings.
-  bool match_leaves(const Item* it, const Item* end, const EClassId* kids) {
-    for (; it != end; ++it) {
-      const EClassId c = kids[it->pos];
-      switch (it->kind) {
-        case PatNode::Kind::Var: {
-          EClassId& b = subst_[static_cast<size_t>(it->idx)];
-          if (!b.valid()) {
-            b = c;
-            bound_[nbound_++] = it->idx;
-          } else if (b != c) {
-            return false;
-          }
-          break;
-        }
-        case PatNode::Kind::Num:
-        case PatNode::Kind::Sym:
-          if (lit_[static_cast<size_t>(it->idx)] != c) return false;
-          break;
-        case PatNode::Kind::Op:
-          if (!((eg_.class_ops(c) >> static_cast<unsigned>(it->op)) & 1u)) return false;
-          break;
+  // Tries every e-node of class `cls` (canonical: a child of a canonical node, or a root from
+  // the operator index) with operator node `pn`'s operator: its checks in place, then the rest
+  // of the work list with its sub-patterns on top. The class's packed e-nodes (operator and
+  // children, EGraph::class_nodes) are sorted by operator: the scan stops after pn.op's run.
+  void scan(const Node& pn, EClassId cls) {
+    const Op op = pn.op;
+    const Check* const c = p_.checks.data();
+    const auto* sb = p_.subs.data() + pn.sub_b;
+    const auto* se = p_.subs.data() + pn.sub_e;
+    for (const EGraph::PackedNode en : eg_.class_nodes(cls)) {
+      if (en.op != op) {
+        if (en.op > op) break;
+        continue;
       }
+      if (pn.check_arity && en.nkids != pn.arity) continue;
+      const EClassId* kids = en.kids;
+      bool ok = true;
+      for (uint32_t k = pn.lit_b; k < pn.eq_b && ok; ++k) ok = kids[c[k].pos] == lit_[c[k].arg];
+      for (uint32_t k = pn.eq_b; k < pn.same_b && ok; ++k) ok = kids[c[k].pos] == subst_[c[k].arg];
+      for (uint32_t k = pn.same_b; k < pn.look_b && ok; ++k) ok = kids[c[k].pos] == kids[c[k].arg];
+      for (uint32_t k = pn.look_b; k < pn.bind_b && ok; ++k)
+        ok = (eg_.class_ops(kids[c[k].pos]) >> c[k].arg) & 1u;
+      // Filtered e-nodes are skipped whatever their children: test that last, it rarely fails.
+      if (!ok || (skip_filtered_ && eg_.is_filtered(en.id))) continue;
+      for (uint32_t k = pn.bind_b; k < pn.bind_e; ++k) subst_[c[k].arg] = kids[c[k].pos];
+      const size_t mark = ntodo_;
+      for (const auto* s = sb; s != se; ++s) todo_[ntodo_++] = {s->first, kids[s->second]};
+      step();
+      ntodo_ = mark;
+      if (full()) break;
     }
-    return true;
   }
 
   const EGraph& eg_;
-  const Pattern& p_;
+  const CompiledPattern& p_;
   Matches& out_;
   const size_t limit_;
   const bool skip_filtered_;
   std::unique_ptr<Scratch> own_;  ///< only when the thread's scratch is in use
   Scratch& sc_;
-  std::vector<Item>& items_;
-  std::vector<uint32_t>& item_begin_;            ///< per pattern node: its range of items_
-  std::vector<std::pair<int, uint32_t>>& subs_;  ///< (pattern node, child position), reversed
-  std::vector<uint32_t>& sub_begin_;             ///< per pattern node: its range of subs_
   std::vector<EClassId>& subst_;
-  std::vector<EClassId>& lit_;
-  std::vector<Todo>& todo_;  ///< work list; at most one entry per pattern node
+  std::vector<EClassId>& lit_;   ///< class of each literal
+  std::vector<Todo>& todo_;      ///< work list; at most one entry per pattern node
   size_t ntodo_ = 0;
-  std::vector<int>& bound_;  ///< variables bound by match_leaves, in order (at most nvars)
-  size_t nbound_ = 0;
   EClassId root_;
   size_t count_ = 0;
 };
 
 }  // namespace
 
-size_t search_pattern(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out,
-                      const SearchOptions& opt) {
+size_t search_compiled(const EGraph& eg, const CompiledPattern& p, Matches& out, const SearchOptions& opt) {
   eg.require_clean("search_pattern");
-  Machine m(eg, p, nvars, out, opt);
+  Machine m(eg, p, out, opt);
   if (!m.prepare()) return 0;
-  const PatNode& root = p.root();
-  if (root.kind == PatNode::Kind::Op) {
-    for (EClassId c : eg.classes_with_op(root.op)) {
-      m.run_at(c);
-      if (m.full()) break;
-    }
-  } else {
-    for (EClassId c : eg.class_ids()) {
-      m.run_at(c);
-      if (m.full()) break;
-    }
+  const Node& root = p.nodes[static_cast<size_t>(p.root)];
+  for (EClassId c : root.kind == PatNode::Kind::Op ? eg.classes_with_op(root.op) : eg.class_ids()) {
+    m.run_at(c);
+    if (m.full()) break;
   }
   return m.count();
 }
 
-size_t search_pattern_in(const EGraph& eg, const Pattern& p, size_t nvars,
-                         const std::vector<EClassId>& roots, Matches& out, const SearchOptions& opt) {
+size_t search_compiled_in(const EGraph& eg, const CompiledPattern& p, const std::vector<EClassId>& roots,
+                          Matches& out, const SearchOptions& opt) {
   eg.require_clean("search_pattern_in");
-  Machine m(eg, p, nvars, out, opt);
+  Machine m(eg, p, out, opt);
   if (!m.prepare()) return 0;
   for (EClassId c : roots) {
     m.run_at(c);
@@ -271,10 +277,21 @@ size_t search_pattern_in(const EGraph& eg, const Pattern& p, size_t nvars,
   return m.count();
 }
 
+size_t search_pattern(const EGraph& eg, const Pattern& p, size_t nvars, Matches& out,
+                      const SearchOptions& opt) {
+  return search_compiled(eg, CompiledPattern(p, nvars), out, opt);
+}
+
+size_t search_pattern_in(const EGraph& eg, const Pattern& p, size_t nvars,
+                         const std::vector<EClassId>& roots, Matches& out, const SearchOptions& opt) {
+  return search_compiled_in(eg, CompiledPattern(p, nvars), roots, out, opt);
+}
+
 size_t search_pattern_at(const EGraph& eg, const Pattern& p, size_t nvars, EClassId cls,
                          Matches& out, const SearchOptions& opt) {
   eg.require_clean("search_pattern_at");
-  Machine m(eg, p, nvars, out, opt);
+  CompiledPattern cp(p, nvars);
+  Machine m(eg, cp, out, opt);
   if (!m.prepare()) return 0;
   m.run_at(eg.find(cls));
   return m.count();

@@ -2,6 +2,7 @@
 #include "egraph/multi_pattern.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace tensat {
 
@@ -41,7 +42,10 @@ MultiPatternSearcher::MultiPatternSearcher(const std::vector<const Rewrite*>& ru
       }
       s.pattern = it->second;
       for (size_t j = 0; j < s.var_map.size(); ++j) {
-        if (bound[static_cast<size_t>(s.var_map[j])] && s.key_canon < 0) s.key_canon = static_cast<int>(j);
+        if (!bound[static_cast<size_t>(s.var_map[j])]) continue;
+        assert(j < 64 && "the join handles 64 variables per pattern");
+        s.shared.push_back(static_cast<int>(j));
+        s.shared_mask |= uint64_t{1} << j;
       }
       for (int v : s.var_map) bound[static_cast<size_t>(v)] = true;
       r.sides.push_back(std::move(s));
@@ -50,14 +54,27 @@ MultiPatternSearcher::MultiPatternSearcher(const std::vector<const Rewrite*>& ru
   }
   matches_.resize(patterns_.size());
   indexes_.resize(patterns_.size());
+  for (size_t i = 0; i < patterns_.size(); ++i) compiled_.emplace_back(patterns_[i], pattern_nvars_[i]);
 }
 
 void MultiPatternSearcher::search(const EGraph& eg, const SearchOptions& opt) {
   for (size_t i = 0; i < patterns_.size(); ++i) {
     matches_[i].reset(pattern_nvars_[i]);
-    search_pattern(eg, patterns_[i], pattern_nvars_[i], matches_[i], opt);
+    search_compiled(eg, compiled_[i], matches_[i], opt);
     indexes_[i].clear();
   }
+}
+
+// Hash of the classes of canonical vars `vars`: classes[j] for a match's substitution, or
+// classes[map[j]] for the rule substitution being built.
+uint64_t MultiPatternSearcher::key_hash(const EClassId* classes, const std::vector<int>& vars, const int* map) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (int j : vars) {
+    const uint32_t c = classes[map ? map[j] : j].v;
+    h = (h ^ c) * 0xff51afd7ed558ccdULL;
+    h ^= h >> 32;
+  }
+  return h;
 }
 
 void MultiPatternSearcher::visit(size_t r, size_t level, const Visit& f, size_t limit, size_t& count) {
@@ -94,24 +111,26 @@ void MultiPatternSearcher::visit(size_t r, size_t level, const Visit& f, size_t 
     for (size_t j = 0; j < side.var_map.size(); ++j)
       if (newly & (uint64_t{1} << j)) subst_[static_cast<size_t>(side.var_map[j])] = EClassId();
   };
-  if (side.key_canon < 0) {
+  if (side.shared.empty()) {
     for (size_t mi = 0; mi < ms.size() && count < limit; ++mi) try_match(mi);
     return;
   }
   auto& idx_map = indexes_[side.pattern];
-  auto it = idx_map.find(side.key_canon);
+  auto it = idx_map.find(side.shared_mask);
   if (it == idx_map.end()) {
     Index idx;
+    idx.by_key.reserve(ms.size());
     for (size_t mi = 0; mi < ms.size(); ++mi)
-      idx.by_key[ms.subst(mi)[side.key_canon].v].push_back(static_cast<uint32_t>(mi));
-    it = idx_map.emplace(side.key_canon, std::move(idx)).first;
+      idx.by_key.push_back({key_hash(ms.subst(mi), side.shared, nullptr), static_cast<uint32_t>(mi)});
+    std::sort(idx.by_key.begin(), idx.by_key.end());
+    it = idx_map.emplace(side.shared_mask, std::move(idx)).first;
   }
-  EClassId key = subst_[static_cast<size_t>(side.var_map[static_cast<size_t>(side.key_canon)])];
-  auto bucket = it->second.by_key.find(key.v);
-  if (bucket == it->second.by_key.end()) return;
-  for (uint32_t mi : bucket->second) {
+  const uint64_t key = key_hash(subst_.data(), side.shared, side.var_map.data());
+  const auto& by_key = it->second.by_key;
+  for (auto p = std::lower_bound(by_key.begin(), by_key.end(), std::pair<uint64_t, uint32_t>{key, 0});
+       p != by_key.end() && p->first == key; ++p) {
     if (count >= limit) break;
-    try_match(mi);
+    try_match(p->second);
   }
 }
 

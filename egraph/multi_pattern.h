@@ -5,8 +5,10 @@
 // order of first occurrence), so `(matmul ?act ?x ?w1 none)` and `(matmul ?a ?y ?w none)` are
 // one search. For a rule with patterns p_1..p_n, the combinations are the Cartesian product of
 // their match lists, kept where shared variables agree and no two patterns matched the same
-// e-class. The product is computed as a join: pattern i's matches are indexed by a variable
-// it shares with p_1..p_{i-1}, so only agreeing pairs are enumerated.
+// e-class. The product is computed as a join: pattern i's matches are indexed by all the
+// variables it shares with p_1..p_{i-1}, so only fully agreeing combinations are enumerated
+// (indexing by one shared variable, e.g. the activation `?act` that nearly all matmuls share,
+// made the join close to the whole product).
 #pragma once
 
 #include <functional>
@@ -45,24 +47,32 @@ class MultiPatternSearcher {
   struct Side {
     size_t pattern;            ///< canonical pattern index
     std::vector<int> var_map;  ///< canonical var j -> rule var
-    int key_canon = -1;        ///< canonical var used to join with earlier sides, or -1
+    /// Canonical vars also bound by earlier sides: the join key (empty: a full product).
+    std::vector<int> shared;
+    uint64_t shared_mask = 0;  ///< the same as a bit set (identifies the index)
   };
   struct Rule {
     const Rewrite* rw;
     std::vector<Side> sides;
   };
+  // A pattern's matches by the classes of some of its variables: (hash of those classes,
+  // match index), sorted, so that the matches agreeing with a partial combination on all the
+  // shared variables are one run, in match order. (A hash collision only adds candidates
+  // that the exact check then rejects.)
   struct Index {
-    std::unordered_map<uint32_t, std::vector<uint32_t>> by_key;
+    std::vector<std::pair<uint64_t, uint32_t>> by_key;
   };
+  static uint64_t key_hash(const EClassId* classes, const std::vector<int>& vars, const int* map);
   void visit(size_t r, size_t level, const Visit& f, size_t limit, size_t& count);
 
   std::vector<Pattern> patterns_;
   std::vector<size_t> pattern_nvars_;
+  std::vector<CompiledPattern> compiled_;  ///< patterns_, compiled once
   std::vector<Matches> matches_;
   std::vector<Rule> rules_;
   // scratch for the join
   std::vector<EClassId> subst_, roots_;
-  std::vector<std::unordered_map<int, Index>> indexes_;  ///< per pattern: key var -> index
+  std::vector<std::unordered_map<uint64_t, Index>> indexes_;  ///< per pattern: shared_mask -> index
 };
 
 /// Canonical form of a pattern: variables renumbered 0.. in order of first occurrence.

@@ -13,6 +13,13 @@ namespace {
 
 }  // namespace
 
+bool Rewrite::rhs_reads_split_tree() const {
+  for (const auto& p : rhs)
+    for (const auto& pn : p.nodes)
+      if (pn.split_auto) return true;
+  return false;
+}
+
 std::string Rewrite::str() const {
   std::string s = name + ": ";
   for (size_t i = 0; i < lhs.size(); ++i) s += (i ? " ; " : "") + lhs[i].str(vars);
@@ -66,16 +73,18 @@ std::string_view outcome_name(ApplyOutcome o) {
 
 std::optional<EClassId> Applier::literal_class(const EGraph& eg, const PatNode& pn) {
   if (literal_eg_ != &eg) {
-    literals_.clear();
+    literals_.assign(kLiteralSlots, LiteralSlot{});
     literal_eg_ = &eg;
   }
-  if (auto it = literals_.find(&pn); it != literals_.end()) return eg.find(it->second);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(&pn);
+  LiteralSlot& slot = literals_[((a >> 4) * 0x9e3779b97f4a7c15ULL) >> 56];  // 8 bits: 256 slots
+  if (slot.pn == &pn) return eg.find(slot.cls);
   auto c = pn.kind == PatNode::Kind::Num ? eg.lookup_num(pn.num) : eg.lookup_sym(pn.sym);
-  if (c) literals_.emplace(&pn, *c);  // a leaf's class never goes away
+  if (c) slot = LiteralSlot{&pn, *c};  // a leaf's class never goes away
   return c;
 }
 
-ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out) {
+ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out, bool with_data) {
   out.slots.clear();
   out.slots.reserve(p.nodes.size() * 2 + 1);
   // Slot::data points into `own`: reserve so that it never reallocates during this plan.
@@ -88,10 +97,12 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
     s.data = &eg.eclass_canonical(s.cls).data;
     return static_cast<int>(out.slots.size()) - 1;
   };
-  auto add_new = [&](Slot s, ClassData d) {
-    s.own = static_cast<int>(out.nown);
-    ClassData& own = out.own[out.nown++];
-    own = std::move(d);
+  // A new node: its data is computed in place, into the plan's next `own` entry (reusing its
+  // storage); -1 if it does not type-check.
+  auto add_new = [&](Slot s, const std::vector<const ClassData*>& kids) {
+    ClassData& own = out.own[out.nown];
+    if (!make_data_into(own, s.op, s.num, s.sym, kids)) return -1;
+    s.own = static_cast<int>(out.nown++);
     s.data = &own;
     out.slots.push_back(s);
     return static_cast<int>(out.slots.size()) - 1;
@@ -102,7 +113,12 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
     s.op = is_num ? Op::Num : Op::Sym;
     s.num = is_num ? num : 0;
     s.sym = sym;
-    return add_new(s, *make_data(s.op, s.num, sym, {}));
+    if (!with_data) {
+      out.slots.push_back(s);
+      return static_cast<int>(out.slots.size()) - 1;
+    }
+    kid_data_.clear();
+    return add_new(s, kid_data_);  // a literal always type-checks
   };
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const PatNode& pn = p.nodes[i];
@@ -118,6 +134,7 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
         int kids[8];
         int nk = 0;
         if (pn.split_auto) {
+          assert(with_data && "(split AXIS x) reads a split tree");
           int axis_slot = map_[static_cast<size_t>(pn.children[0])];
           int x_slot = map_[static_cast<size_t>(pn.children[1])];
           const ClassData& ad = *out.slots[static_cast<size_t>(axis_slot)].data;
@@ -146,15 +163,29 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
             break;
           }
         }
-        kid_data_.clear();
-        for (int k = 0; k < nk; ++k) kid_data_.push_back(out.slots[static_cast<size_t>(kids[k])].data);
-        auto d = make_data(pn.op, 0, {}, kid_data_);
-        if (!d) return ApplyOutcome::IllTyped;
         Slot s;
         s.op = pn.op;
         s.nkids = static_cast<int16_t>(nk);
         for (int k = 0; k < nk; ++k) s.kids[k] = static_cast<int16_t>(kids[k]);
-        slot = add_new(s, std::move(*d));
+        if (!with_data) {  // structure only: which nodes exist (data stays null)
+          out.slots.push_back(s);
+          slot = static_cast<int>(out.slots.size()) - 1;
+          break;
+        }
+        kid_data_.clear();
+        for (int k = 0; k < nk; ++k) kid_data_.push_back(out.slots[static_cast<size_t>(kids[k])].data);
+        // The sides of a multi-pattern rule share subterms ((split_0 (split 1 T)) and
+        // (split_1 (split 1 T))): a new node equal to one an earlier side planned (same
+        // operator, same existing or same new children) gets that node's data, which
+        // make_data would compute again (same inputs, same result).
+        if (const ClassData* same = planned_earlier(out, s, kid_data_)) {
+          s.data = same;
+          out.slots.push_back(s);
+          slot = static_cast<int>(out.slots.size()) - 1;
+          break;
+        }
+        slot = add_new(s, kid_data_);
+        if (slot < 0) return ApplyOutcome::IllTyped;
         break;
       }
     }
@@ -162,6 +193,25 @@ ApplyOutcome Applier::plan(const EGraph& eg, const Pattern& p, const EClassId* s
   }
   out.root = map_.back();
   return ApplyOutcome::Applied;
+}
+
+const ClassData* Applier::planned_earlier(const Plan& cur, const Slot& s,
+                                          const std::vector<const ClassData*>& kid_data) const {
+  for (const Plan* p = plans_.data(); p != &cur; ++p) {
+    for (const Slot& e : p->slots) {
+      if (e.cls.valid() || e.op != s.op || e.nkids != s.nkids || e.nkids == 0) continue;
+      bool same = true;
+      for (int k = 0; k < s.nkids && same; ++k) {
+        const Slot& a = p->slots[static_cast<size_t>(e.kids[k])];
+        const Slot& b = cur.slots[static_cast<size_t>(s.kids[k])];
+        // Existing children: the same class. New ones: the same planned node, whose data
+        // (an earlier side's, shared the same way) identifies it.
+        same = a.cls.valid() ? a.cls == b.cls : !b.cls.valid() && a.data == kid_data[static_cast<size_t>(k)];
+      }
+      if (same) return e.data;
+    }
+  }
+  return nullptr;
 }
 
 EClassId Applier::commit(EGraph& eg, Plan& plan, bool fresh) {
@@ -174,6 +224,7 @@ EClassId Applier::commit(EGraph& eg, Plan& plan, bool fresh) {
     n.children.reserve(static_cast<size_t>(s.nkids));
     for (int k = 0; k < s.nkids; ++k) n.children.push_back(plan.slots[static_cast<size_t>(s.kids[k])].cls);
     if (fresh) {
+      assert(s.own >= 0 && "a fresh plan computed its own data (only later sides share)");
       s.cls = eg.add_planned(std::move(n), std::move(plan.own[static_cast<size_t>(s.own)]));
       continue;
     }
@@ -185,41 +236,56 @@ EClassId Applier::commit(EGraph& eg, Plan& plan, bool fresh) {
   return plan.slots[static_cast<size_t>(plan.root)].cls;
 }
 
+bool Applier::cycles(const EGraph& eg, size_t n, const EClassId* roots, CycleGuard& guard) {
+  for (size_t i = 0; i < n; ++i) {
+    const Plan& pl = plans_[i];
+    const Slot& r = pl.slots[static_cast<size_t>(pl.root)];
+    EClassId matched = eg.find(roots[i]);
+    if (r.cls.valid()) {
+      if (r.cls == matched) continue;
+      pointed_.clear();
+      if (guard.would_cycle(eg, matched, pointed_, r.cls)) return true;
+      continue;
+    }
+    pointed_.clear();
+    for (const auto& s : pl.slots) {
+      if (s.cls.valid()) continue;
+      for (int k = 0; k < s.nkids; ++k) {
+        const Slot& kid = pl.slots[static_cast<size_t>(s.kids[k])];
+        if (kid.cls.valid() && kid.data->type.kind != Kind::Int && kid.data->type.kind != Kind::Sym)
+          pointed_.push_back(kid.cls);
+      }
+    }
+    if (guard.would_cycle(eg, matched, pointed_, std::nullopt)) return true;
+  }
+  return false;
+}
+
 ApplyOutcome Applier::apply(EGraph& eg, const Rewrite& rw, const EClassId* roots,
-                            const EClassId* subst, CycleGuard* guard) {
+                            const EClassId* subst, CycleGuard* guard, bool typed_before) {
   for (const auto& c : rw.conditions)
     if (!check_condition(eg, c, subst)) return ApplyOutcome::FailedCondition;
   const size_t n = rw.rhs.size();
   if (plans_.size() < n) plans_.resize(n);
+  // A match that got this far before (same rule, same canonical classes) type-checked then,
+  // and types never change: if its right-hand side reads no split tree, only the cycle
+  // check's answer can differ. Ask it first from the plan's structure (which nodes exist),
+  // skipping the analysis data of new nodes; most such matches are refused again.
+  if (typed_before && guard && !rw.rhs_reads_split_tree()) {
+    bool planned = true;
+    for (size_t i = 0; i < n; ++i) plans_[i].slots.clear();
+    for (size_t i = 0; i < n && planned; ++i)
+      planned = plan(eg, rw.rhs[i], subst, plans_[i], /*with_data=*/false) == ApplyOutcome::Applied;
+    if (planned && cycles(eg, n, roots, *guard)) return ApplyOutcome::WouldCycle;
+  }
+  for (size_t i = 0; i < n; ++i) plans_[i].slots.clear();  // planned_earlier reads sides < i
   for (size_t i = 0; i < n; ++i) {
-    ApplyOutcome o = plan(eg, rw.rhs[i], subst, plans_[i]);
+    ApplyOutcome o = plan(eg, rw.rhs[i], subst, plans_[i], /*with_data=*/true);
     if (o != ApplyOutcome::Applied) return o;
     const Slot& r = plans_[i].slots[static_cast<size_t>(plans_[i].root)];
     if (r.data->type != eg.type(roots[i])) return ApplyOutcome::IllTyped;
   }
-  if (guard) {
-    for (size_t i = 0; i < n; ++i) {
-      const Plan& pl = plans_[i];
-      const Slot& r = pl.slots[static_cast<size_t>(pl.root)];
-      EClassId matched = eg.find(roots[i]);
-      if (r.cls.valid()) {
-        if (r.cls == matched) continue;
-        pointed_.clear();
-        if (guard->would_cycle(eg, matched, pointed_, r.cls)) return ApplyOutcome::WouldCycle;
-        continue;
-      }
-      pointed_.clear();
-      for (const auto& s : pl.slots) {
-        if (s.cls.valid()) continue;
-        for (int k = 0; k < s.nkids; ++k) {
-          const Slot& kid = pl.slots[static_cast<size_t>(s.kids[k])];
-          if (kid.cls.valid() && kid.data->type.kind != Kind::Int && kid.data->type.kind != Kind::Sym)
-            pointed_.push_back(kid.cls);
-        }
-      }
-      if (guard->would_cycle(eg, matched, pointed_, std::nullopt)) return ApplyOutcome::WouldCycle;
-    }
-  }
+  if (guard && cycles(eg, n, roots, *guard)) return ApplyOutcome::WouldCycle;
   bool changed = false;
   for (size_t i = 0; i < n; ++i) {
     size_t before = eg.num_nodes();

@@ -32,6 +32,9 @@ struct Rewrite {
   std::vector<Condition> conditions;
 
   bool is_multi() const { return lhs.size() > 1; }
+  /// A right-hand side has `(split AXIS x)`: planning it reads x's split tree (analysis data
+  /// that can grow), not only types.
+  bool rhs_reads_split_tree() const;
   size_t nvars() const { return vars.size(); }
   std::string str() const;
 };
@@ -67,8 +70,11 @@ class Applier {
  public:
   /// Applies `rw` for one match. `roots[i]` is the class lhs[i] matched; `subst` is indexed by
   /// the rule's variables. The e-graph need not be clean (applications are batched).
+  /// `typed_before`: the same rule over the same canonical classes got past the type checks
+  /// before (the cycle guard refused it); it may then be refused again without computing the
+  /// new nodes' analysis data. Same outcome either way.
   ApplyOutcome apply(EGraph& eg, const Rewrite& rw, const EClassId* roots, const EClassId* subst,
-                     CycleGuard* guard = nullptr);
+                     CycleGuard* guard = nullptr, bool typed_before = false);
 
  private:
   struct Slot {
@@ -87,7 +93,15 @@ class Applier {
     size_t nown = 0;             ///< entries of `own` in use (kept allocated between plans)
     int root = -1;
   };
-  ApplyOutcome plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out);
+  /// Plans one right-hand side. Without data, only which nodes exist (new nodes get no
+  /// analysis data, nothing is type-checked; not for `(split AXIS x)`).
+  ApplyOutcome plan(const EGraph& eg, const Pattern& p, const EClassId* subst, Plan& out, bool with_data);
+  /// The cycle guard's verdict on the planned sides.
+  bool cycles(const EGraph& eg, size_t n, const EClassId* roots, CycleGuard& guard);
+  /// The data of a new node equal to `s` (children's data `kid_data`) that a side planned
+  /// before `cur` holds, or null.
+  const ClassData* planned_earlier(const Plan& cur, const Slot& s,
+                                   const std::vector<const ClassData*>& kid_data) const;
   /// Adds the plan's new nodes. `fresh`: nothing was merged since the plan was made, so its
   /// analysis data is current and is handed to the e-graph instead of being recomputed.
   EClassId commit(EGraph& eg, Plan& plan, bool fresh);
@@ -100,7 +114,14 @@ class Applier {
   std::vector<const ClassData*> kid_data_;
   ENode probe_;
   const EGraph* literal_eg_ = nullptr;
-  std::unordered_map<const PatNode*, EClassId> literals_;
+  /// literal_class's cache, direct-mapped by pattern node address (a rule set has a few
+  /// dozen literal nodes; a hash map look-up cost more than the rest of a small plan).
+  struct LiteralSlot {
+    const PatNode* pn = nullptr;
+    EClassId cls;
+  };
+  static constexpr size_t kLiteralSlots = 256;
+  std::vector<LiteralSlot> literals_;
 };
 
 }  // namespace tensat

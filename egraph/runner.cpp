@@ -2,7 +2,9 @@
 #include "egraph/runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -85,16 +87,20 @@ void count(RuleStats& st, ApplyOutcome o) {
   }
 }
 
-// Matches whose application is known to be a no-op: a (rule, roots, substitution) over
-// canonical class ids that was applied or found unchanged before gives the same e-nodes again
-// (hash-consing), so it is Unchanged; an ill-typed one stays ill-typed (class types never
-// change). Outcomes that can change (conditions on weight_only, split trees, the cycle
-// filter) are not remembered. Keys are 64-bit fingerprints: a collision can only skip an
-// application, which is always sound.
+// A set of matches: (rule, roots, substitution) over canonical class ids, as 64-bit
+// fingerprints. The runner keeps two:
+//   - matches whose application is known to be a no-op: one applied or found unchanged before
+//     gives the same e-nodes again (hash-consing), so it is Unchanged; an ill-typed one stays
+//     ill-typed (class types never change). Outcomes that can change (conditions on
+//     weight_only, split trees, the cycle filter) are not remembered there;
+//   - matches the cycle guard refused: they type-checked, so the applier may ask the guard
+//     again before computing analysis data (Applier::apply's typed_before).
+// A fingerprint collision can only skip an application or call an ill-typed match refused:
+// both are no-ops, so it is always sound.
 class MatchMemo {
  public:
-  uint64_t key(const EGraph& eg, size_t rule, const EClassId* roots, size_t nroots,
-               const EClassId* subst, size_t nvars) const {
+  static uint64_t key(const EGraph& eg, size_t rule, const EClassId* roots, size_t nroots,
+                      const EClassId* subst, size_t nvars) {
     // Each (position, class) pair is mixed on its own, so that the mixes run in parallel
     // rather than as one long dependency chain; the position keeps the key order-sensitive.
     uint64_t h = 0;
@@ -111,9 +117,10 @@ class MatchMemo {
       if (slots_[i] == 0) return false;
     }
   }
-  void remember(uint64_t k, ApplyOutcome o) {
-    if (o != ApplyOutcome::Applied && o != ApplyOutcome::Unchanged && o != ApplyOutcome::IllTyped) return;
-    if ((size_ + 1) * 2 > slots_.size()) grow();
+  void remember(uint64_t k) {
+    // Grows by 4: a rule's table goes from empty to thousands of keys in one iteration, and
+    // rehashing at every doubling cost more than the look-ups.
+    if ((size_ + 1) * 2 > slots_.size()) grow(slots_.size() * 4);
     if (insert(k | 1)) ++size_;
   }
 
@@ -134,9 +141,9 @@ class MatchMemo {
       }
     }
   }
-  void grow() {
+  void grow(size_t at_least) {  // to a power of two, at least 256 slots
     std::vector<uint64_t> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(1024, old.size() * 2), 0);
+    slots_.assign(std::bit_ceil(std::max<size_t>(256, at_least)), 0);
     for (uint64_t k : old)
       if (k) insert(k);
   }
@@ -166,18 +173,22 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
   CycleFilter filter(cfg_.cycle_filter);
   CycleGuard* guard = cfg_.cycle_filter == CycleFilterMode::None ? nullptr : &filter;
   Applier applier;
-  MatchMemo memo;
+  // Per rule: matches whose application is a known no-op, and matches the cycle guard refused
+  // (they type-checked). One table per rule keeps the table being probed small while a rule's
+  // matches are applied (they are random accesses; a table of all rules' keys misses cache).
+  std::vector<MatchMemo> memo(rules.size()), refused(rules.size());
   // Applies one match unless the memo knows it is a no-op; counts the outcome.
   auto apply_one = [&](RuleStats& st, size_t r, const EClassId* roots, const EClassId* subst) {
     const Rewrite& rw = rules[r];
-    uint64_t k = memo.key(eg_, r, roots, rw.lhs.size(), subst, rw.nvars());
-    if (memo.known(k)) {
+    uint64_t k = MatchMemo::key(eg_, r, roots, rw.lhs.size(), subst, rw.nvars());
+    if (memo[r].known(k)) {
       ++st.unchanged;
       ++st.memo_hits;
       return ApplyOutcome::Unchanged;
     }
-    ApplyOutcome o = applier.apply(eg_, rw, roots, subst, guard);
-    memo.remember(k, o);
+    ApplyOutcome o = applier.apply(eg_, rw, roots, subst, guard, refused[r].known(k));
+    if (o == ApplyOutcome::Applied || o == ApplyOutcome::Unchanged || o == ApplyOutcome::IllTyped) memo[r].remember(k);
+    else if (o == ApplyOutcome::WouldCycle) refused[r].remember(k);
     count(st, o);
     return o;
   };
@@ -198,7 +209,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
   std::vector<uint8_t> complete(rules.size(), 0);
   std::vector<std::vector<EClassId>> revisit(rules.size());
   std::vector<RootCounts> root_counts(rules.size());
-  std::vector<EClassId> roots_buf;
+  static const std::vector<EClassId> kNoRoots;
   // Rules whose left-hand side is identical (same nodes, same variable numbering) to an earlier
   // single rule's: when that rule's search this iteration ran over the same roots with a
   // compatible limit, its matches are copied instead of searching again (same result).
@@ -232,9 +243,11 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
   };
   std::vector<SearchKey> last_search(rules.size());
   std::vector<size_t> op_height(rules.size(), 0), height(rules.size(), 0);
+  std::vector<std::optional<CompiledPattern>> compiled(rules.size());  // single rules' left-hand sides
   for (size_t r : singles) {
     op_height[r] = static_cast<size_t>(rules[r].lhs[0].op_height());
     height[r] = static_cast<size_t>(rules[r].lhs[0].height());
+    compiled[r].emplace(rules[r].lhs[0], rules[r].nvars());
   }
   // Appends the counts of a search's matches (those of one root are contiguous).
   auto recount = [&](RootCounts& rc, const Matches& ms) {
@@ -246,6 +259,9 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     rc.total += ms.size();
   };
 
+  // The e-graph grows to the node limit at most. Capped: a huge limit should not reserve
+  // (virtual) memory it will likely never use.
+  eg_.reserve(std::min<size_t>(cfg_.node_limit + 64, size_t{1} << 17));
   eg_.rebuild();
   if (guard) filter.remove_cycles(eg_);
 
@@ -282,16 +298,17 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
       const Pattern& lhs = rules[r].lhs[0];
       RootCounts& rc = root_counts[r];
       const bool incremental = cfg_.incremental_search && complete[r];
-      if (incremental)
-        tracker.roots(eg_, lhs.root().op, static_cast<int>(op_height[r]), static_cast<int>(height[r]),
-                      revisit[r], roots_buf);
+      const std::vector<EClassId>& roots =
+          incremental ? tracker.roots(eg_, lhs.root().op, static_cast<int>(op_height[r]),
+                                      static_cast<int>(height[r]), revisit[r])
+                      : kNoRoots;
       // Reuse an identical left-hand side's matches from this iteration when they are exactly
       // what this search would find: same roots (or both full), and the twin's search either
       // found everything (count below its limit) or stopped at a limit no lower than ours.
       bool reused = false;
       if (size_t t = twin[r]; t != SIZE_MAX) {
         const SearchKey& k = last_search[t];
-        if (k.iter == iter && k.incremental == incremental && (!incremental || k.roots == roots_buf) &&
+        if (k.iter == iter && k.incremental == incremental && (!incremental || k.roots == roots) &&
             (k.count < k.limit || opt.limit <= k.limit)) {
           matches[r] = matches[t];
           matches[r].truncate(std::min(opt.limit, k.count));
@@ -299,18 +316,18 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
         }
       }
       if (incremental) {
-        if (!reused) search_pattern_in(eg_, lhs, rules[r].nvars(), roots_buf, matches[r], opt);
+        if (!reused) search_compiled_in(eg_, *compiled[r], roots, matches[r], opt);
         // Forget the counts of re-searched roots and of classes merged away.
         if (researched.size() < eg_.class_capacity()) researched.resize(eg_.class_capacity(), 0);
         ++research_epoch;
-        for (EClassId c : roots_buf) researched[c.v] = research_epoch;
+        for (EClassId c : roots) researched[c.v] = research_epoch;
         std::erase_if(rc.entries, [&](const auto& e) {
           if (researched[e.first] != research_epoch && eg_.find(EClassId(e.first)).v == e.first) return false;
           rc.total -= e.second;
           return true;
         });
       } else {
-        if (!reused) search_pattern(eg_, lhs, rules[r].nvars(), matches[r], opt);
+        if (!reused) search_compiled(eg_, *compiled[r], matches[r], opt);
         rc.entries.clear();
         rc.total = 0;
       }
@@ -320,7 +337,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
         k.incremental = incremental;
         k.limit = opt.limit;
         k.count = matches[r].size();
-        if (incremental) k.roots = roots_buf;
+        if (incremental) k.roots = roots;
       }
       recount(rc, matches[r]);
       revisit[r].clear();
@@ -408,7 +425,7 @@ RunReport Runner::run(const std::vector<Rewrite>& rules) {
     t0 = Clock::now();
     // The graph had no cycle after the last post-pass; a new one runs through a class whose
     // e-nodes changed since (the e-graph's touched list, taken by the tracker next iteration).
-    if (guard) it.filtered_new = filter.remove_new_cycles(eg_, eg_.touched_nodes());
+    if (guard) it.filtered_new = filter.remove_new_cycles_after_iteration(eg_, eg_.touched_nodes());
     it.filter_s = seconds_since(t0);
 
     it.nodes = eg_.num_nodes();

@@ -19,9 +19,12 @@
 //   - incremental search (change_tracker.h): a single-pattern rule whose last search was
 //     complete searches only classes within its pattern's height of a change; the scheduler
 //     is still shown the full match count (per-root counts from earlier searches);
-//   - a memo of matches whose application is a known no-op (applied or unchanged before
-//     over the same canonical classes, or ill-typed): they are counted as unchanged
-//     (RuleStats::memo_hits) without re-planning the right-hand side.
+//   - a memo, per rule, of matches whose application is a known no-op (applied or unchanged
+//     before over the same canonical classes, or ill-typed): they are counted as unchanged
+//     (RuleStats::memo_hits) without re-planning the right-hand side; and one of matches the
+//     cycle filter refused, which are asked again before their analysis data is computed;
+//   - rules' left-hand sides are compiled once (ematch.h); the cycle post-pass decides from
+//     the iteration's snapshot whether there is a new cycle (cycle_filter.h).
 // Multi-pattern rules search fully in each of their k_multi iterations; their Cartesian
 // product is bounded by RunnerConfig::multi_combination_limit.
 #pragma once

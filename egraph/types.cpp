@@ -70,7 +70,7 @@ bool bias_ok(const std::vector<const ValueType*>& c, size_t i, int64_t n) {
   if (i >= c.size()) return false;
   if (c[i]->kind == Kind::Sym) return c[i]->sym == "none";
   const TensorType* t = f32_tensor(c, i);
-  return t && t->shape == Shape{n};
+  return t && t->shape.size() == 1 && t->shape[0] == n;
 }
 
 bool valid_dims(const Shape& s) {
@@ -90,14 +90,20 @@ InferResult infer_matmul(const std::vector<const ValueType*>& c) {
   int64_t k2 = b->shape[b->shape.size() - 2], n = b->shape.back();
   if (k != k2) return fail("matmul: inner dimensions differ " + shape_str(a->shape) + " x " +
                            shape_str(b->shape));
-  Shape ba(a->shape.begin(), a->shape.end() - 2), bb(b->shape.begin(), b->shape.end() - 2);
-  auto batch = broadcast_shapes(ba, bb);
-  if (!batch) return fail("matmul: batch dimensions do not broadcast");
+  Shape out;
+  if (a->shape.size() == 2 && b->shape.size() == 2) {  // no batch dimensions (the common case)
+    out.reserve(2);
+  } else {
+    Shape ba(a->shape.begin(), a->shape.end() - 2), bb(b->shape.begin(), b->shape.end() - 2);
+    auto batch = broadcast_shapes(ba, bb);
+    if (!batch) return fail("matmul: batch dimensions do not broadcast");
+    out = std::move(*batch);
+    out.reserve(out.size() + 2);
+  }
   if (!bias_ok(c, 3, n)) return fail("matmul: bias must be 'none' or an f32 tensor of shape [" + std::to_string(n) + "]");
-  Shape out = *batch;
   out.push_back(m);
   out.push_back(n);
-  return ok_tensor(out);
+  return ok_tensor(std::move(out));
 }
 
 InferResult infer_conv(const std::vector<const ValueType*>& c) {
@@ -162,7 +168,7 @@ InferResult infer_transpose(const std::vector<const ValueType*>& c) {
     seen[static_cast<size_t>(p)] = true;
     out.push_back(x.shape[static_cast<size_t>(p)]);
   }
-  return ok_tensor(out, x.dtype);
+  return ok_tensor(std::move(out), x.dtype);
 }
 
 InferResult infer_reshape(const std::vector<const ValueType*>& c) {
@@ -172,7 +178,7 @@ InferResult infer_reshape(const std::vector<const ValueType*>& c) {
   if (num_elements(*shape) != num_elements(c[1]->tensor.shape))
     return fail("reshape: element count differs: " + shape_str(c[1]->tensor.shape) + " -> " +
                 shape_str(*shape));
-  return ok_tensor(*shape, c[1]->tensor.dtype);
+  return ok_tensor(std::move(*shape), c[1]->tensor.dtype);
 }
 
 InferResult infer_enlarge(const std::vector<const ValueType*>& c) {
@@ -206,7 +212,7 @@ InferResult infer_concat(const std::vector<const ValueType*>& c) {
                   shape_str(b.shape));
     }
   }
-  return ok_tensor(out, a.dtype);
+  return ok_tensor(std::move(out), a.dtype);
 }
 
 InferResult infer_split(const std::vector<const ValueType*>& c) {
@@ -219,11 +225,12 @@ InferResult infer_split(const std::vector<const ValueType*>& c) {
   if (*pos <= 0 || *pos >= n) return fail("split: position outside (0, dim)");
   ValueType t;
   t.kind = Kind::Tuple;
-  TensorType p0 = x, p1 = x;
-  p0.shape[static_cast<size_t>(*axis)] = *pos;
-  p1.shape[static_cast<size_t>(*axis)] = n - *pos;
-  t.tuple = {p0, p1};
-  return ok(t);
+  t.tuple.reserve(2);
+  t.tuple.push_back(x);
+  t.tuple.push_back(x);
+  t.tuple[0].shape[static_cast<size_t>(*axis)] = *pos;
+  t.tuple[1].shape[static_cast<size_t>(*axis)] = n - *pos;
+  return ok(std::move(t));
 }
 
 InferResult infer_merge(const std::vector<const ValueType*>& c) {
@@ -478,7 +485,7 @@ InferResult infer_type(Op op, int64_t num, std::string_view sym,
       auto s = broadcast_shapes(a->shape, b->shape);
       if (!s) return fail(std::string(info.name) + ": shapes do not broadcast: " +
                           shape_str(a->shape) + " vs " + shape_str(b->shape));
-      return ok_tensor(*s);
+      return ok_tensor(std::move(*s));
     }
     case Op::Matmul: return infer_matmul(c);
     case Op::Conv: return infer_conv(c);
@@ -509,7 +516,7 @@ InferResult infer_type(Op op, int64_t num, std::string_view sym,
       ValueType t;
       t.kind = Kind::Tuple;
       for (auto* x : c) t.tuple.push_back(x->tensor);
-      return ok(t);
+      return ok(std::move(t));
     }
     case Op::Opaque: {
       if (c[0]->kind != Kind::Sym) return fail("opaque: identifier must be a symbol");
@@ -520,8 +527,8 @@ InferResult infer_type(Op op, int64_t num, std::string_view sym,
       if (id->outputs.size() == 1) return ok(ValueType::of_tensor(id->outputs[0]));
       ValueType t;
       t.kind = Kind::Tuple;
-      t.tuple = id->outputs;
-      return ok(t);
+      t.tuple = std::move(id->outputs);
+      return ok(std::move(t));
     }
     case Op::Select: {
       auto k = int_param(c, 0);

@@ -39,7 +39,16 @@ struct ValueType {
   std::vector<TensorType> tuple;   ///< Kind::Tuple (split: 2 parts; opaque: its outputs)
   int64_t num = 0;                 ///< Kind::Int
   std::string sym;                 ///< Kind::Sym
-  bool operator==(const ValueType&) const = default;
+  /// Every field equal (as the defaulted comparison), the cheap and telling ones first and the
+  /// shape without a library call: the applier compares types for every rewrite it plans.
+  friend bool operator==(const ValueType& a, const ValueType& b) {
+    if (a.kind != b.kind || a.num != b.num || a.tensor.dtype != b.tensor.dtype) return false;
+    const Shape &sa = a.tensor.shape, &sb = b.tensor.shape;
+    if (sa.size() != sb.size()) return false;
+    for (size_t i = 0; i < sa.size(); ++i)
+      if (sa[i] != sb[i]) return false;
+    return a.tuple == b.tuple && a.sym == b.sym;
+  }
 
   static ValueType of_tensor(TensorType t);
   static ValueType of_int(int64_t v);

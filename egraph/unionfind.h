@@ -15,6 +15,7 @@ class UnionFind {
   /// Creates a fresh singleton set; its id is the next integer.
   EClassId make_set();
   size_t size() const { return parents_.size(); }
+  void reserve(size_t n) { parents_.reserve(n); }
 
   /// Canonical representative, without compressing paths (usable on a const e-graph).
   EClassId find(EClassId x) const {  // inline: the hottest call of the engine

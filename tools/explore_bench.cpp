@@ -16,10 +16,19 @@
 //     --iterations                 the runner's per-iteration summary
 //     --check                      check_invariants(), acyclicity (minus filtered e-nodes) and that
 //                                  the root still has a term of unfiltered e-nodes, after each run
+//     --profile                    per iteration: search, apply, rebuild and cycle-filter times in
+//                                  ms; and the 20 rules that took longest (search + apply), from
+//                                  the run with the median time
+//     --counts                     everything of a run that must not depend on how fast the engine
+//                                  is: per iteration e-nodes, e-classes and newly filtered e-nodes,
+//                                  per rule and iteration every counter (no times), and a digest
+//                                  of the final e-graph (classes, their e-nodes, filtered flags).
+//                                  Diff two builds' output to check an optimization changes nothing.
 //
 // Each model is imported once; every (k_multi, filter) combination explores a fresh e-graph.
-// Times are seconds of Runner::run only (not import, not add_graph): wall clock (explore_s)
-// and this process's CPU time (cpu_s, the better number on a machine shared with other jobs).
+// Times are seconds of Runner::run only (not import, not add_graph): wall clock (explore_s,
+// the median), this process's CPU time (cpu_s, median: the better number on a machine shared
+// with other jobs) and the fastest run's wall clock (min_s: least disturbed by other jobs).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,7 +78,7 @@ std::string basename_no_ext(const std::string& path) {
 [[noreturn]] void usage(const char* msg) {
   std::fprintf(stderr, "explore-bench: %s\nusage: explore-bench [--k-multi 1,2] "
                "[--cycle-filter efficient,vanilla,none] [--node-limit N] [--iter-limit N] "
-               "[--time-limit S] [--repeat N] [--multi-limit N] [--no-incremental] [--rules DIR] [--per-rule] [--iterations] [--check] "
+               "[--time-limit S] [--repeat N] [--multi-limit N] [--no-incremental] [--rules DIR] [--per-rule] [--iterations] [--check] [--counts] [--profile] "
                "MODEL.onnx...\n", msg);
   std::exit(2);
 }
@@ -82,7 +91,7 @@ struct Options {
   bool incremental = true;
   double time_limit = 60;
   std::string rules_dir;
-  bool per_rule = false, iterations = false, check = false;
+  bool per_rule = false, iterations = false, check = false, counts = false, profile = false;
   std::vector<std::string> models;
 };
 
@@ -124,6 +133,10 @@ Options parse(int argc, char** argv) {
       o.iterations = true;
     } else if (a == "--check") {
       o.check = true;
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "--counts") {
+      o.counts = true;
     } else if (!a.empty() && a[0] == '-') {
       usage(("unknown option " + a).c_str());
     } else {
@@ -157,14 +170,59 @@ bool root_extractable(const EGraph& eg, EClassId root) {
   return ok[eg.find(root).v];
 }
 
+// FNV-1a style digest of the final e-graph: canonical classes in id order, each with its
+// live e-nodes (operator, leaf value, canonical children) and filtered flags. Equal digests
+// mean the same e-graph, ids included (the runs are deterministic).
+uint64_t egraph_digest(const EGraph& eg) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  auto put = [&h](uint64_t v) {
+    h ^= v;
+    h *= 0x100000001b3ULL;
+  };
+  for (EClassId c : eg.class_ids()) {
+    put(c.v);
+    for (ENodeId n : eg.eclass(c).nodes) {
+      const ENode& nd = eg.node(n);
+      put(n.v);
+      put(static_cast<uint64_t>(nd.op));
+      put(static_cast<uint64_t>(nd.num));
+      put(eg.is_filtered(n));
+      for (EClassId ch : nd.children) put(eg.find(ch).v);
+    }
+  }
+  return h;
+}
+
+// The deterministic part of a run report (see --counts).
+std::string counts_text(const RunReport& rep) {
+  std::string s;
+  char buf[256];
+  for (const auto& it : rep.iterations) {
+    std::snprintf(buf, sizeof buf, "  iter %zu%s nodes %zu classes %zu filtered +%zu (%zu)\n", it.iteration,
+                  it.multi ? "*" : "", it.nodes, it.classes, it.filtered_new, it.filtered_total);
+    s += buf;
+    for (size_t r = 0; r < it.rules.size(); ++r) {
+      const RuleStats& x = it.rules[r];
+      if (x.matches + x.searched == 0 && !x.banned) continue;
+      std::snprintf(buf, sizeof buf, "    %-28s m %zu s %zu a %zu u %zu c %zu t %zu sp %zu cy %zu%s%s\n",
+                    rep.rule_names[r].c_str(), x.matches, x.searched, x.applied, x.unchanged,
+                    x.rejected_condition, x.rejected_type, x.rejected_split, x.rejected_cycle,
+                    x.banned ? " banned" : "", x.truncated ? " truncated" : "");
+      s += buf;
+    }
+  }
+  return s;
+}
+
 struct Row {
   std::string model;
   size_t k = 0;
   CycleFilterMode filter{};
   size_t start_nodes = 0;
-  double explore_s = 0, cpu_s = 0;
+  double explore_s = 0, cpu_s = 0, min_s = 0;
   RunReport rep;
   std::string check;
+  uint64_t digest = 0;
 };
 
 }  // namespace
@@ -207,6 +265,7 @@ int main(int argc, char** argv) {
         row.k = k;
         row.filter = f;
         std::vector<double> times, cpus;
+        std::vector<RunReport> reports;  // the row keeps the median run's (for --profile)
         for (size_t rep = 0; rep < opt.repeat; ++rep) {
           EGraph eg;
           EClassId root = add_graph(eg, imp.graph);
@@ -221,9 +280,10 @@ int main(int argc, char** argv) {
           cfg.incremental_search = opt.incremental;
           auto t = Clock::now();
           double c0 = cpu_now();
-          row.rep = Runner(eg).with_config(cfg).run(rules);
+          reports.push_back(Runner(eg).with_config(cfg).run(rules));
           cpus.push_back(cpu_now() - c0);
           times.push_back(since(t));
+          if (opt.counts && rep == 0) row.digest = egraph_digest(eg);
           if (opt.check && rep == 0) {
             row.check = eg.check_invariants();
             if (row.check.empty() && f != CycleFilterMode::None && !is_acyclic(eg))
@@ -232,10 +292,16 @@ int main(int argc, char** argv) {
             if (row.check.empty()) row.check = "ok";
           }
         }
+        std::vector<size_t> by_time(reports.size());
+        for (size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;
+        std::sort(by_time.begin(), by_time.end(),
+                  [&](size_t a, size_t b) { return reports[a].total_s < reports[b].total_s; });
+        row.rep = std::move(reports[by_time[by_time.size() / 2]]);
         std::sort(times.begin(), times.end());
         std::sort(cpus.begin(), cpus.end());
         row.explore_s = times[times.size() / 2];
         row.cpu_s = cpus[cpus.size() / 2];
+        row.min_s = times.front();
         std::fprintf(stderr, "  k_multi %zu %-9s %.3f s\n", k, std::string(cycle_filter_name(f)).c_str(),
                      row.explore_s);
         rows.push_back(std::move(row));
@@ -243,13 +309,55 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("%-12s %2s %-9s %8s %10s %8s %5s %-15s %8s %8s %8s%s\n", "model", "k", "filter", "nodes0",
-              "explore_s", "cpu_s", "iters", "stop", "e-nodes", "e-classes", "filtered", opt.check ? "  check" : "");
+  std::printf("%-12s %2s %-9s %8s %10s %8s %8s %5s %-15s %8s %8s %8s%s\n", "model", "k", "filter", "nodes0",
+              "explore_s", "cpu_s", "min_s", "iters", "stop", "e-nodes", "e-classes", "filtered", opt.check ? "  check" : "");
   for (const auto& r : rows) {
-    std::printf("%-12s %2zu %-9s %8zu %10.4f %8.4f %5zu %-15s %8zu %8zu %8zu%s%s\n", r.model.c_str(), r.k,
-                std::string(cycle_filter_name(r.filter)).c_str(), r.start_nodes, r.explore_s, r.cpu_s,
+    std::printf("%-12s %2zu %-9s %8zu %10.4f %8.4f %8.4f %5zu %-15s %8zu %8zu %8zu%s%s\n", r.model.c_str(), r.k,
+                std::string(cycle_filter_name(r.filter)).c_str(), r.start_nodes, r.explore_s, r.cpu_s, r.min_s,
                 r.rep.iterations.size(), std::string(stop_reason_name(r.rep.stop_reason)).c_str(),
                 r.rep.nodes, r.rep.classes, r.rep.filtered, opt.check ? "  " : "", r.check.c_str());
+  }
+  for (const auto& r : rows) {
+    if (!opt.profile) break;
+    std::printf("\n== profile %s, k_multi %zu, %s filter (ms; the median run)\n", r.model.c_str(), r.k,
+                std::string(cycle_filter_name(r.filter)).c_str());
+    double tot[4] = {0, 0, 0, 0};
+    for (const auto& it : r.rep.iterations) {
+      std::printf("  iter %2zu%s search %7.3f apply %7.3f rebuild %7.3f filter %7.3f  nodes %zu\n", it.iteration,
+                  it.multi ? "*" : " ", it.search_s * 1e3, it.apply_s * 1e3, it.rebuild_s * 1e3, it.filter_s * 1e3,
+                  it.nodes);
+      tot[0] += it.search_s, tot[1] += it.apply_s, tot[2] += it.rebuild_s, tot[3] += it.filter_s;
+    }
+    std::printf("  total   search %7.3f apply %7.3f rebuild %7.3f filter %7.3f  run %.3f\n", tot[0] * 1e3,
+                tot[1] * 1e3, tot[2] * 1e3, tot[3] * 1e3, r.rep.total_s * 1e3);
+    auto t = r.rep.totals();
+    std::vector<size_t> order(t.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return t[a].search_s + t[a].apply_s > t[b].search_s + t[b].apply_s;
+    });
+    double rs = 0, ra = 0;
+    RuleStats all;
+    for (const auto& x : t) rs += x.search_s, ra += x.apply_s, all.add(x);
+    std::printf("  rules: search %.3f apply %.3f; matches %zu searched %zu applied %zu unchanged %zu (memo hits %zu) "
+                "rejected %zu (condition %zu type %zu split %zu cycle %zu)\n",
+                rs * 1e3, ra * 1e3, all.matches, all.searched, all.applied, all.unchanged, all.memo_hits, all.rejected(),
+                all.rejected_condition, all.rejected_type, all.rejected_split, all.rejected_cycle);
+    for (size_t i = 0; i < std::min<size_t>(20, order.size()); ++i) {
+      const auto& x = t[order[i]];
+      std::printf("    %-28s search %7.3f apply %7.3f  searched %6zu applied %5zu memo-hits %6zu\n",
+                  r.rep.rule_names[order[i]].c_str(), x.search_s * 1e3, x.apply_s * 1e3, x.searched, x.applied,
+                  x.memo_hits);
+    }
+  }
+  for (const auto& r : rows) {
+    if (!opt.counts) break;
+    std::printf("\n== counts %s, k_multi %zu, %s filter: %zu e-nodes, %zu e-classes, %zu filtered, "
+                "%zu iterations, %s, digest %016llx\n%s",
+                r.model.c_str(), r.k, std::string(cycle_filter_name(r.filter)).c_str(), r.rep.nodes,
+                r.rep.classes, r.rep.filtered, r.rep.iterations.size(),
+                std::string(stop_reason_name(r.rep.stop_reason)).c_str(),
+                static_cast<unsigned long long>(r.digest), counts_text(r.rep).c_str());
   }
   for (const auto& r : rows) {
     if (!opt.per_rule && !opt.iterations) break;

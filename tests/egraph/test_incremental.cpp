@@ -104,21 +104,19 @@ TEST(ChangeTracker, DistancesFromTouchedClasses) {
   eg.rebuild();
   ChangeTracker tr;
   tr.update(eg, 3);
-  std::vector<EClassId> out;
   // (relu ?x) reads only the identity of ?x's class: unchanged, nothing to search.
-  tr.roots(eg, Op::Relu, 0, 1, {}, out);
-  EXPECT_TRUE(out.empty());
+  EXPECT_TRUE(tr.roots(eg, Op::Relu, 0, 1, {}).empty());
   // (relu (sigmoid ?x)) reads sigmoid's e-nodes: one level down.
-  tr.roots(eg, Op::Relu, 1, 2, {}, out);
-  EXPECT_EQ(out, std::vector<EClassId>{r});
+  EXPECT_EQ(tr.roots(eg, Op::Relu, 1, 2, {}), std::vector<EClassId>{r});
   // Tanh patterns: sigmoid's class itself now holds a tanh; the outer tanh is two levels up.
   EClassId sc = eg.find(s);
-  tr.roots(eg, Op::Tanh, 1, 2, {}, out);
-  EXPECT_EQ(out, std::vector<EClassId>{sc});
-  tr.roots(eg, Op::Tanh, 2, 3, {}, out);
-  EXPECT_EQ(out, (std::vector<EClassId>{sc, b.terms[0]}));
-  tr.roots(eg, Op::Relu, 0, 0, {b.terms[1]}, out);
-  EXPECT_EQ(out, std::vector<EClassId>{b.terms[1]});  // an extra root (a cycle-refused match)
+  EXPECT_EQ(tr.roots(eg, Op::Tanh, 1, 2, {}), std::vector<EClassId>{sc});
+  EXPECT_EQ(tr.roots(eg, Op::Tanh, 2, 3, {}), (std::vector<EClassId>{sc, b.terms[0]}));
+  // An extra root (a cycle-refused match) comes after the others, once.
+  EXPECT_EQ(tr.roots(eg, Op::Relu, 0, 0, {b.terms[1]}), std::vector<EClassId>{b.terms[1]});
+  EXPECT_EQ(tr.roots(eg, Op::Relu, 1, 2, {b.terms[1], r, b.terms[1]}), (std::vector<EClassId>{r, b.terms[1]}));
+  // Cached per (operator, heights): asking again gives the same list.
+  EXPECT_EQ(tr.roots(eg, Op::Tanh, 2, 3, {}), (std::vector<EClassId>{sc, b.terms[0]}));
   tr.update(eg, 3);
   EXPECT_EQ(tr.num_touched(), 0u);
 }
