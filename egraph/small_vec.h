@@ -84,8 +84,9 @@ class SmallVec {
   const T* end() const { return data() + size_; }
 
   void push_back(const T& x) {
+    const T v = x;  // x may refer into this vector's storage, which grow() frees
     if (size_ == cap_) grow(cap_ * 2);
-    data()[size_++] = x;
+    data()[size_++] = v;
   }
   void pop_back() {
     assert(size_ > 0);

@@ -28,6 +28,22 @@ using Vec3 = SmallVec<uint32_t, 3>;
 
 std::vector<uint32_t> as_vector(const Vec3& v) { return std::vector<uint32_t>(v.begin(), v.end()); }
 
+TEST(SmallVec, PushBackOfOwnElementAcrossGrowth) {
+  // push_back(v[i]) when the vector is full: growing frees the old storage the argument
+  // refers to (std::vector handles this; so must SmallVec). Both the inline -> heap and the
+  // heap -> larger heap step. Without the fix this reads freed memory, which valgrind reports
+  // (`valgrind build/tests/egraph/test_egraph --gtest_filter=SmallVec.*`).
+  Vec3 v{10, 11, 12};
+  v.push_back(v[1]);  // inline, full
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[3], 11u);
+  v.push_back(v[0]);
+  v.push_back(v[2]);  // size 6 == capacity 6: heap, full
+  ASSERT_EQ(v.size(), 6u);
+  v.push_back(v[5]);
+  EXPECT_EQ(as_vector(v), (std::vector<uint32_t>{10, 11, 12, 11, 10, 12, 12}));
+}
+
 TEST(SmallVec, InlineUpToNThenHeap) {
   Vec3 v;
   EXPECT_TRUE(v.empty());
