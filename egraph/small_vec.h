@@ -114,8 +114,9 @@ class SmallVec {
     if (n > cap_) grow(static_cast<uint32_t>(n));
   }
   void resize(size_t n, const T& fill = T()) {
+    const T v = fill;  // as in push_back
     reserve(n);
-    for (size_t i = size_; i < n; ++i) data()[i] = fill;
+    for (size_t i = size_; i < n; ++i) data()[i] = v;
     size_ = static_cast<uint32_t>(n);
   }
 

@@ -138,6 +138,11 @@ bool same_layout(const IndexMap& m) {
   return true;
 }
 
+// A failed call of cuDNN/cuBLAS internals (e.g. an out-of-memory trial in cudnnFind) can
+// leave a non-sticky error behind; clear it before a launch so check_launch reports only the
+// launch's own error (a sticky error, a broken context, is reported again anyway).
+void clear_stale_error() { (void)cudaGetLastError(); }
+
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) throw_cuda(e, what, __FILE__, __LINE__);
@@ -148,6 +153,7 @@ void check_launch(const char* what) {
 void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma, const float* b,
                    const IndexMap& mb, float* out, int64_t n, Act act) {
   if (n == 0) return;
+  clear_stale_error();
   if (same_layout(ma) && same_layout(mb)) {
     binary_same_kernel<<<blocks_for(n), kThreads, 0, s>>>(mul, a, b, out, n, act);
   } else {
@@ -159,6 +165,7 @@ void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma,
 void launch_bias_act(cudaStream_t s, const float* in, const float* bias, int64_t channels,
                      int64_t inner, float* out, int64_t n, Act act) {
   if (n == 0) return;
+  clear_stale_error();
   bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, bias, channels, inner, out, n, act);
   check_launch("bias_act_kernel");
 }
@@ -166,6 +173,7 @@ void launch_bias_act(cudaStream_t s, const float* in, const float* bias, int64_t
 void launch_gather(cudaStream_t s, const void* in, const IndexMap& m, void* out, int64_t n,
                    int elem_size) {
   if (n == 0) return;
+  clear_stale_error();
   unsigned g = blocks_for(n);
   switch (elem_size) {
     case 1: gather_kernel<<<g, kThreads, 0, s>>>(static_cast<const uint8_t*>(in), m, static_cast<uint8_t*>(out), n); break;
@@ -181,6 +189,7 @@ void launch_enlarge(cudaStream_t s, const float* w, int64_t outer, int64_t kh, i
                     float* out, int64_t dh, int64_t dw) {
   int64_t n = outer * dh * dw;
   if (n == 0) return;
+  clear_stale_error();
   enlarge_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, kh, kw, out, dh, dw, n);
   check_launch("enlarge_kernel");
 }
@@ -189,6 +198,7 @@ void launch_merge(cudaStream_t s, const float* w, int64_t cout, int64_t cin_hw, 
                   float* out) {
   int64_t n = cout * cin_hw * count;
   if (n == 0) return;
+  clear_stale_error();
   merge_kernel<<<blocks_for(n), kThreads, 0, s>>>(w, cout, cin_hw, count, out, n);
   check_launch("merge_kernel");
 }
@@ -197,6 +207,7 @@ void launch_pad(cudaStream_t s, const float* in, int64_t nc, int64_t h, int64_t 
                 int64_t l, int64_t b, int64_t r, float* out) {
   int64_t ph = h + t + b, pw = w + l + r, n = nc * ph * pw;
   if (n == 0) return;
+  clear_stale_error();
   pad_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, h, w, t, l, out, ph, pw, n);
   check_launch("pad_kernel");
 }
@@ -206,6 +217,7 @@ void launch_pool(cudaStream_t s, bool max, bool count_include_pad, const float* 
                  int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow) {
   int64_t n = nc * oh * ow;
   if (n == 0) return;
+  clear_stale_error();
   // The padded extent that windows may cover: the last window ends inside it (floor mode).
   int64_t ph_total = (oh - 1) * sh + kh, pw_total = (ow - 1) * sw + kw;
   pool_kernel<<<blocks_for(n), kThreads, 0, s>>>(max, count_include_pad, in, h, w, kh, kw, sh, sw,
@@ -215,6 +227,7 @@ void launch_pool(cudaStream_t s, bool max, bool count_include_pad, const float* 
 
 void launch_fill_random(cudaStream_t s, float* out, int64_t n, uint64_t seed) {
   if (n == 0) return;
+  clear_stale_error();
   fill_random_kernel<<<blocks_for(n), kThreads, 0, s>>>(out, n, seed);
   check_launch("fill_random_kernel");
 }

@@ -102,7 +102,13 @@ class ConvKernel final : public Kernel {
       cudnnStatus_t s = cudnnConvolutionBiasActivationForward(
           c_.cudnn, &one, x_, x, w_, w, conv_, algo_, ws, ws_bytes_, &zero, y_, out, b_, b, act_, y_, out);
       if (s == CUDNN_STATUS_SUCCESS) return;
-      if (s != CUDNN_STATUS_NOT_SUPPORTED) throw_cudnn(s, "cudnnConvolutionBiasActivationForward", __FILE__, __LINE__);
+      // cuDNN 9 reports refinements of NOT_SUPPORTED (3001, 3002, ...): compare the category.
+#ifdef CUDNN_STATUS_CATEGORY
+      const bool not_supported = CUDNN_STATUS_CATEGORY(s) == CUDNN_STATUS_NOT_SUPPORTED;
+#else
+      const bool not_supported = s == CUDNN_STATUS_NOT_SUPPORTED;
+#endif
+      if (!not_supported) throw_cudnn(s, "cudnnConvolutionBiasActivationForward", __FILE__, __LINE__);
       fused_ok_ = false;  // this algorithm cannot fuse: conv, then bias + relu
     }
     TENSAT_CUDNN(cudnnConvolutionForward(c_.cudnn, &one, x_, x, w_, w, conv_, algo_, ws, ws_bytes_, &zero, y_, out));
@@ -197,14 +203,17 @@ class MatmulKernel final : public Kernel {
     float* cptr = f(out);
     const float one = 1.0f, zero = 0.0f;
     int m = to_int(d_.m, "matmul"), n = to_int(d_.n, "matmul"), k = to_int(d_.k, "matmul");
+    // cuBLAS rejects a leading dimension below 1 (CUBLAS_STATUS_INVALID_VALUE) even when
+    // the matrix is empty (k or n is 0).
+    const int ldn = std::max(n, 1), ldk = std::max(k, 1);
     // Row-major C = A B is column-major C^T = B^T A^T.
     if (strided_) {
-      TENSAT_CUBLAS(cublasSgemmStridedBatched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, b_stride_, a,
-                                              k, a_stride_, &zero, cptr, n, d_.m * d_.n, to_int(d_.batch, "matmul")));
+      TENSAT_CUBLAS(cublasSgemmStridedBatched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, ldn, b_stride_, a,
+                                              ldk, a_stride_, &zero, cptr, ldn, d_.m * d_.n, to_int(d_.batch, "matmul")));
     } else {
       for (int64_t i = 0; i < d_.batch; ++i) {
         TENSAT_CUBLAS(cublasSgemm(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b + b_off_[static_cast<size_t>(i)],
-                                  n, a + a_off_[static_cast<size_t>(i)], k, &zero, cptr + i * d_.m * d_.n, n));
+                                  ldn, a + a_off_[static_cast<size_t>(i)], ldk, &zero, cptr + i * d_.m * d_.n, ldn));
       }
     }
     if (d_.has_bias || d_.act != Act::None) {

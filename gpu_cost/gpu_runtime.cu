@@ -7,6 +7,9 @@
 namespace tensat::gpu {
 
 void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  // Reset the runtime's last error (a non-sticky one such as an out-of-memory cudaMalloc),
+  // or the next launch check (cudaGetLastError) would report this failure again.
+  cudaGetLastError();
   throw GpuError(std::string(what) + " failed: " + cudaGetErrorString(e) + " (" + file + ":" +
                  std::to_string(line) + ")");
 }
