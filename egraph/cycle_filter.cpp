@@ -118,52 +118,39 @@ bool CycleFilter::reaches_live(const EGraph& eg, EClassId from, EClassId to) {
   from = eg.find(from);
   to = eg.find(to);
   if (from == to) return true;
-  if (visited_.size() < eg.class_capacity()) visited_.resize(eg.class_capacity(), 0);
-  ++epoch_;
-  stack_.clear();
-  stack_.push_back(from.v);
-  visited_[from.v] = epoch_;
-  while (!stack_.empty()) {
-    EClassId c(stack_.back());
-    stack_.pop_back();
-    for (ENodeId nid : eg.eclass(c).nodes) {
-      if (eg.is_filtered(nid)) continue;
-      for (EClassId ch : eg.node(nid).children) {
-        EClassId k = eg.find(ch);
-        if (k == to) return true;
-        if (visited_[k.v] == epoch_) continue;
-        visited_[k.v] = epoch_;
-        stack_.push_back(k.v);
-      }
-    }
-  }
-  return false;
+  return walk_live(eg, from, to, visited_, epoch_, stack_, 0);
 }
 
 bool CycleFilter::reaches_mixed(const EGraph& eg, EClassId from, EClassId to) {
   // `from` was created in this iteration, after the snapshot. Walk the live e-graph through
   // classes that are new too, and ask the snapshot at every class it already knew. (The
   // e-graph keeps the older class as root on a union, so a class of the snapshot keeps its
-  // id.) The walk stays among this iteration's additions, which are few per query.
-  if (new_visited_.size() < eg.class_capacity()) new_visited_.resize(eg.class_capacity(), 0);
-  ++new_epoch_;
-  new_stack_.clear();
-  new_stack_.push_back(from.v);
-  new_visited_[from.v] = new_epoch_;
-  while (!new_stack_.empty()) {
-    EClassId c(new_stack_.back());
-    new_stack_.pop_back();
+  // id.) The walk stays among this iteration's additions, which are few per query. It has its
+  // own DFS state because reaches_snapshot uses visited_/stack_ inside it.
+  return walk_live(eg, from, to, new_visited_, new_epoch_, new_stack_, snap_classes_);
+}
+
+bool CycleFilter::walk_live(const EGraph& eg, EClassId from, EClassId to, std::vector<uint32_t>& visited,
+                            uint32_t& epoch, std::vector<uint32_t>& stack, uint32_t known_below) {
+  if (visited.size() < eg.class_capacity()) visited.resize(eg.class_capacity(), 0);
+  ++epoch;
+  stack.clear();
+  stack.push_back(from.v);
+  visited[from.v] = epoch;
+  while (!stack.empty()) {
+    EClassId c(stack.back());
+    stack.pop_back();
     for (ENodeId nid : eg.eclass(c).nodes) {
       if (eg.is_filtered(nid)) continue;
       for (EClassId ch : eg.node(nid).children) {
         EClassId k = eg.find(ch);
         if (k == to) return true;
-        if (new_visited_[k.v] == new_epoch_) continue;
-        new_visited_[k.v] = new_epoch_;
-        if (k.v < snap_classes_) {
+        if (visited[k.v] == epoch) continue;
+        visited[k.v] = epoch;
+        if (k.v < known_below) {
           if (reaches_snapshot(eg, k, to)) return true;
         } else {
-          new_stack_.push_back(k.v);
+          stack.push_back(k.v);
         }
       }
     }

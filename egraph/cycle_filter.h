@@ -74,6 +74,10 @@ class CycleFilter : public CycleGuard {
   bool reaches_snapshot(const EGraph& eg, EClassId from, EClassId to);
   bool reaches_live(const EGraph& eg, EClassId from, EClassId to);
   bool reaches_mixed(const EGraph& eg, EClassId from, EClassId to);
+  // DFS over the live e-graph (filtered nodes skipped) from `from` looking for `to`; a class
+  // with id < known_below is answered by the snapshot instead of being walked (0: never).
+  bool walk_live(const EGraph& eg, EClassId from, EClassId to, std::vector<uint32_t>& visited, uint32_t& epoch,
+                 std::vector<uint32_t>& stack, uint32_t known_below);
   bool reaches(const EGraph& eg, EClassId from, EClassId to);
   enum class Verdict : uint8_t { Acyclic, Cyclic, Unknown };
   Verdict check_new_cycles(const EGraph& eg, const std::vector<EClassId>& touched);
