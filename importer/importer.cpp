@@ -305,9 +305,14 @@ void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
                           "' has a dimension of size 0; tensors without elements are not supported");
       if (!d.has_dim_value() || d.dim_value() < 0) {
         std::string sym = d.has_dim_param() ? "'" + d.dim_param() + "'" : "unknown";
+        // Suggest the declared shape with 1 for every dimension that is not a number.
+        std::string example;
+        for (const auto& e : tt->shape().dim())
+          example += (example.empty() ? "" : "x") +
+                     (e.has_dim_value() && e.dim_value() > 0 ? std::to_string(e.dim_value()) : std::string("1"));
         throw ImportError(source_ + ": graph input '" + in.name() + "' has a symbolic dimension (" + sym +
-                          "); fix it with --input-shape " + in.name() + ":" +
-                          "1x3x224x224 (one number per dimension)");
+                          "); fix it with --input-shape " + in.name() + ":" + example +
+                          " (one number per dimension)");
       }
       s.push_back(d.dim_value());
     }

@@ -62,7 +62,7 @@ def cases(tmp):
     out.append(("undeclared domain", write("domain.onnx", m.SerializeToString()), [], ["foo", "my.domain"]))
     m = model([helper.make_node("Relu", ["data"], ["y"])], [vi("data", ["batch", 3])], [vi("y", ["batch", 3])])
     sym = write("symbolic.onnx", m.SerializeToString())
-    out.append(("symbolic dimension", sym, [], ["'data'", "--input-shape", "batch"]))
+    out.append(("symbolic dimension", sym, [], ["'data'", "--input-shape data:1x3 ", "batch"]))
     goodp = write("good.onnx", good)
     out.append(("--input-shape wrong name", goodp, ["--input-shape", "nope:1x3x16x16"], ["nope"]))
     out.append(("--input-shape wrong rank", goodp, ["--input-shape", "x:1x3x16"], ["rank"]))
