@@ -2,7 +2,10 @@
 #include "extract/serialize_json.h"
 
 #include <algorithm>
+#include <cassert>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,8 +17,11 @@ namespace {
   throw InputError(source + ": " + what);
 }
 
+// `node_order`, when given, lists the keys of "nodes" in file order (the reader records it
+// while parsing; nlohmann::json objects are sorted by key). Without it, the object's order.
 template <class Json>
-ExtractGraph from_json_impl(const Json& doc, const std::string& source) {
+ExtractGraph from_json_impl(const Json& doc, const std::string& source,
+                            const std::vector<std::string>* node_order = nullptr) {
   if (!doc.is_object()) fail(source, "top level is not a JSON object");
   if (!doc.contains("nodes") || !doc["nodes"].is_object())
     fail(source, "missing \"nodes\" object");
@@ -32,9 +38,20 @@ ExtractGraph from_json_impl(const Json& doc, const std::string& source) {
 
   // Pass 1: nodes and classes (children resolved in pass 2, they may be forward references).
   std::vector<const Json*> child_lists;
-  for (auto it = jnodes.begin(); it != jnodes.end(); ++it) {
-    const std::string& id = it.key();
-    const auto& jn = it.value();
+  std::vector<std::pair<const std::string*, const Json*>> entries;
+  if (node_order) {
+    entries.reserve(node_order->size());
+    for (const std::string& id : *node_order) {
+      auto it = jnodes.find(id);
+      assert(it != jnodes.end());
+      entries.emplace_back(&id, &it.value());
+    }
+  } else {
+    for (auto it = jnodes.begin(); it != jnodes.end(); ++it) entries.emplace_back(&it.key(), &it.value());
+  }
+  for (const auto& [idp, jnp] : entries) {
+    const std::string& id = *idp;
+    const auto& jn = *jnp;
     const std::string where = "node \"" + id + "\"";
     if (!jn.is_object()) fail(source, where + " is not an object");
     if (!jn.contains("eclass") || !jn["eclass"].is_string())
@@ -113,17 +130,64 @@ ExtractGraph egraph_from_json(const nlohmann::ordered_json& doc, const std::stri
   return from_json_impl(doc, source);
 }
 
+namespace {
+
+// SAX handler that only records the keys of the top-level "nodes" object, in file order.
+struct NodeOrder {
+  using Json = nlohmann::json;
+  std::vector<std::string> ids;
+  int depth = 0;
+  bool in_nodes = false;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(Json::number_integer_t) { return true; }
+  bool number_unsigned(Json::number_unsigned_t) { return true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return true; }
+  bool string(Json::string_t&) { return true; }
+  bool binary(Json::binary_t&) { return true; }
+  bool start_object(std::size_t) { ++depth; return true; }
+  bool end_object() { --depth; return true; }
+  bool start_array(std::size_t) { ++depth; return true; }
+  bool end_array() { --depth; return true; }
+  bool key(Json::string_t& k) {
+    if (depth == 1) in_nodes = k == "nodes";
+    else if (depth == 2 && in_nodes) ids.push_back(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+};
+
+}  // namespace
+
 ExtractGraph read_egraph_json(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a JSON file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open file");
-  nlohmann::ordered_json doc;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Parsed into nlohmann::json (objects are sorted std::maps); a SAX pass first records the
+  // order of the node ids in the file, so tie-breaking follows the file. (ordered_json keeps
+  // the order too, but its objects are vectors searched linearly on every insert, and the
+  // parser-callback API rescans the enclosing object at every object end: both quadratic,
+  // seconds on a 50k-node file.) A node id that appears twice is an error; a JSON object
+  // would silently keep one of them.
+  using Json = nlohmann::json;
+  NodeOrder order;
+  Json doc;
   try {
-    doc = nlohmann::ordered_json::parse(in);
+    doc = Json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": invalid JSON (" + e.what() + ")");
   }
-  // ordered_json keeps the file's node order, so tie-breaking follows the file.
-  return egraph_from_json(doc, path);
+  if (!doc.is_object() || !doc.contains("nodes") || !doc["nodes"].is_object())
+    return egraph_from_json(doc, path);  // reports what is missing
+  Json::sax_parse(text, &order);
+  if (order.ids.size() != doc["nodes"].size()) {
+    std::unordered_set<std::string> seen;
+    for (const auto& id : order.ids)
+      if (!seen.insert(id).second) throw InputError(path + ": duplicate node \"" + id + "\"");
+  }
+  return from_json_impl(doc, path, &order.ids);
 }
 
 nlohmann::json egraph_to_json(const ExtractGraph& g) {

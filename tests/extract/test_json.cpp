@@ -86,6 +86,9 @@ TEST(Json, BadFilesNameTheFileAndTheProblem) {
                           "root_eclasses": ["zz"]})"},
       {"negcost.json", R"({"nodes": {"x": {"op": "a", "cost": -1, "eclass": "c", "children": []}},
                           "root_eclasses": ["c"]})"},
+      {"dupnode.json", R"({"nodes": {"x": {"op": "a", "cost": 1, "eclass": "c", "children": []},
+                                     "x": {"op": "b", "cost": 2, "eclass": "c", "children": []}},
+                          "root_eclasses": ["c"]})"},
   };
   for (const auto& [name, text] : cases) {
     const std::string p = write_text(name, text);
@@ -98,6 +101,33 @@ TEST(Json, BadFilesNameTheFileAndTheProblem) {
     std::remove(p.c_str());
   }
   EXPECT_THROW(read_egraph_json(temp_path("does-not-exist.json")), InputError);
+  const std::string dir = temp_path("a-directory");
+  std::filesystem::create_directory(dir);
+  EXPECT_THROW(read_egraph_json(dir), InputError);
+  std::filesystem::remove(dir);
+}
+
+// Nodes are numbered in file order (not key order), so ties break the way the file lists
+// them; ids that sort differently from their position check it.
+TEST(Json, ReaderKeepsTheFileOrderOfNodes) {
+  const std::string p = write_text("order.json", R"({
+    "nodes": {
+      "z_in": {"op": "Input", "cost": 0, "eclass": "in", "children": []},
+      "m_second": {"op": "B", "cost": 1, "eclass": "out", "children": ["in"]},
+      "a_third": {"op": "A", "cost": 1, "eclass": "out", "children": ["in"]},
+      "b_x": {"op": "C", "cost": 1, "eclass": "mid", "children": ["in"]}
+    },
+    "root_eclasses": ["out"]})");
+  const ExtractGraph g = read_egraph_json(p);
+  std::remove(p.c_str());
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes[0].json_id, "z_in");
+  EXPECT_EQ(g.nodes[1].json_id, "m_second");
+  EXPECT_EQ(g.nodes[2].json_id, "a_third");
+  EXPECT_EQ(g.nodes[3].json_id, "b_x");
+  EXPECT_EQ(g.classes[0].json_id, "in");
+  EXPECT_EQ(g.classes[1].json_id, "out");
+  EXPECT_EQ(g.classes[2].json_id, "mid");
 }
 
 }  // namespace
