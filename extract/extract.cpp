@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "extract/local_search.h"
+
 namespace tensat::extract {
 
 Method parse_method(const std::string& s) {
@@ -25,7 +27,15 @@ ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts) {
   g.validate();
   switch (opts.method) {
     case Method::Greedy: return extract_greedy(g);
-    case Method::Dag: return extract_greedy_dag(g);
+    case Method::Dag: {
+      // Greedy DAG, then local search on its extraction (never worse, see local_search.h).
+      const ExtractResult dag = extract_greedy_dag(g);
+      ExtractResult r = improve_local(g, dag.choice);
+      r.method = dag.method;
+      r.status = dag.status;
+      r.time_s += dag.time_s;
+      return r;
+    }
     case Method::Ilp: return extract_ilp(g, opts.ilp);
   }
   throw InternalError("extract: unknown method");

@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "extract/greedy.h"
+#include "extract/local_search.h"
 #include "extract/reduce.h"
 
 namespace tensat::extract {
@@ -685,18 +686,21 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
   if (opts.reduce) spdlog::debug("ilp: [{:.3f} s] {}", seconds_since(t0), describe(red.stats));
 
-  // Warm start: the better of greedy and greedy-DAG (both checked acyclic), mapped onto the
+  // Warm start: the best of greedy, greedy-DAG and greedy-DAG improved by local search (all
+  // checked acyclic; the local search is never worse than greedy-DAG), mapped onto the
   // reduced problem (never more expensive).
   const ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
-  Choice incumbent = dag.dag_cost <= greedy.dag_cost ? dag.choice : greedy.choice;
+  const ExtractResult local = opts.local_search ? improve_local(g, dag.choice) : dag;
+  Choice incumbent = local.dag_cost <= greedy.dag_cost ? local.choice : greedy.choice;
   if (opts.reduce) incumbent = map_to_reduced(g, red, incumbent);
   check_extraction(g, incumbent, "ilp warm start");
   double incumbent_cost = dag_cost(g, incumbent);
   res.warm_start_cost = incumbent_cost;
   bool improved = false;
-  spdlog::debug("ilp: [{:.3f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s)",
+  spdlog::debug("ilp: [{:.3f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s, "
+                "local search {} in {:.3f} s)",
                 seconds_since(t0), incumbent_cost, greedy.dag_cost, greedy.time_s, dag.dag_cost,
-                dag.time_s);
+                dag.time_s, local.dag_cost, local.time_s);
 
   IlpModel model(g, red, opts);
   spdlog::debug("ilp: [{:.3f} s] model built", seconds_since(t0));

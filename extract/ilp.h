@@ -30,7 +30,9 @@ struct IlpOptions {
   int threads = 1;             ///< CBC threads
   OrderConstraints order = OrderConstraints::None;
   bool reduce = true;          ///< apply reduce() first (see extract/README.md)
-  bool warm_start = true;      ///< start CBC from the better of greedy and greedy-DAG
+  bool warm_start = true;      ///< start CBC from the best of greedy, greedy-DAG (+ local search)
+  /// Improve greedy-DAG's extraction by local search (local_search.h) for the warm start.
+  bool local_search = true;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
