@@ -9,6 +9,17 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
+
+#include <poll.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 
 #include <CbcEventHandler.hpp>
 #include <CbcHeuristicDive.hpp>
@@ -271,10 +282,94 @@ class IlpModel {
     double bound = -std::numeric_limits<double>::infinity();
     bool stalled = false;  // stopped by the stall rule
     Choice choice;  // decoded, pruned to the roots (may be cyclic)
+    std::string failure;  // non-empty: the solver process crashed or hung (isolate_solver)
   };
 
+  // One CBC run, in a child process when opts_.isolate_solver (see ilp.h): the child solves
+  // and writes the Outcome to a pipe; the parent reads it, with a hard deadline.
   Outcome solve(const Choice& warm, double seconds, double stall_s) {
-    flush_cuts();
+    flush_cuts();  // changes solver_: must happen here, not in the child
+    if (!opts_.isolate_solver) return solve_here(warm, seconds, stall_s);
+    int fds[2];
+    if (pipe(fds) != 0) {
+      spdlog::warn("ilp: pipe() failed ({}); running CBC in process", std::strerror(errno));
+      return solve_here(warm, seconds, stall_s);
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      spdlog::warn("ilp: fork() failed ({}); running CBC in process", std::strerror(errno));
+      close(fds[0]);
+      close(fds[1]);
+      return solve_here(warm, seconds, stall_s);
+    }
+    if (pid == 0) {  // child: solve, send, leave without running the parent's exit handlers
+      close(fds[0]);
+      int code = 0;
+      try {
+        const std::string msg = encode(solve_here(warm, seconds, stall_s));
+        for (size_t off = 0; off < msg.size();) {
+          const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) { code = 3; break; }
+          off += static_cast<size_t>(w);
+        }
+      } catch (...) {
+        code = 2;
+      }
+      std::fflush(stdout);
+      std::fflush(stderr);
+      _exit(code);
+    }
+    close(fds[1]);
+    // CBC overshoots its limit by the node it is in, and the dives ignore it (ilp.h): a
+    // generous hard deadline, after which the child is killed.
+    const double hard_s = seconds + std::max(5.0, seconds);
+    const auto t0 = Clock::now();
+    std::string msg;
+    bool killed = false;
+    char buf[1 << 16];
+    for (;;) {
+      const double left = hard_s - seconds_since(t0);
+      if (left <= 0.0) {
+        kill(pid, SIGKILL);
+        killed = true;
+        break;
+      }
+      pollfd p{fds[0], POLLIN, 0};
+      const int r = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+      if (r < 0 && errno != EINTR) break;
+      if (r <= 0) continue;
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EOF (or error): the child is done
+      msg.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    Outcome out;
+    std::string why;
+    if (killed) {
+      why = "CBC ran past the hard deadline (" + std::to_string(hard_s) + " s) and was killed";
+    } else if (WIFSIGNALED(wstatus)) {
+      why = std::string("CBC's process ended on signal ") + strsignal(WTERMSIG(wstatus)) +
+            (WTERMSIG(wstatus) == SIGABRT ? " (an assertion in CBC/CLP)" : "");
+    } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+      why = "CBC's process exited with status " + std::to_string(WEXITSTATUS(wstatus));
+    } else if (!decode_outcome(msg, out)) {
+      why = "CBC's process sent an unreadable result";
+    }
+    if (!why.empty()) {
+      out = Outcome{};
+      out.failure = why;
+    }
+    return out;
+  }
+
+  Outcome solve_here(const Choice& warm, double seconds, double stall_s) {
     CbcModel model(solver_);
     auto events = std::make_shared<SearchHandler::State>();
     events->stall_s = std::max(stall_s, 0.0);
@@ -327,6 +422,44 @@ class IlpModel {
       out.choice = decode(x);
     }
     return out;
+  }
+
+  // The Outcome as bytes for the pipe (same binary on both ends: raw fields).
+  static std::string encode(const Outcome& o) {
+    std::string s;
+    auto put = [&](const void* p, size_t n) { s.append(static_cast<const char*>(p), n); };
+    const uint8_t flags = static_cast<uint8_t>((o.has_solution ? 1 : 0) | (o.proven_optimal ? 2 : 0) |
+                                               (o.infeasible ? 4 : 0) | (o.stalled ? 8 : 0));
+    const uint64_t n = o.choice.size();
+    put(&flags, sizeof flags);
+    put(&o.objective, sizeof o.objective);
+    put(&o.bound, sizeof o.bound);
+    put(&n, sizeof n);
+    if (n) put(o.choice.data(), n * sizeof(o.choice[0]));
+    return s;
+  }
+
+  static bool decode_outcome(const std::string& s, Outcome& o) {
+    size_t off = 0;
+    auto get = [&](void* p, size_t n) {
+      if (s.size() - off < n) return false;
+      std::memcpy(p, s.data() + off, n);
+      off += n;
+      return true;
+    };
+    uint8_t flags = 0;
+    uint64_t n = 0;
+    if (!get(&flags, sizeof flags) || !get(&o.objective, sizeof o.objective) ||
+        !get(&o.bound, sizeof o.bound) || !get(&n, sizeof n))
+      return false;
+    if (n > (s.size() - off) / sizeof(o.choice[0])) return false;
+    o.choice.resize(n);
+    if (n && !get(o.choice.data(), n * sizeof(o.choice[0]))) return false;
+    o.has_solution = flags & 1;
+    o.proven_optimal = flags & 2;
+    o.infeasible = flags & 4;
+    o.stalled = flags & 8;
+    return off == s.size();
   }
 
  private:
@@ -728,6 +861,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     const double left = 0.9 * (opts.time_limit_s - seconds_since(t0)) - 0.1;
     if (left <= 0.0) break;
     auto out = model.solve(opts.warm_start ? incumbent : Choice{}, left, stall_s);
+    if (!out.failure.empty()) {
+      spdlog::warn("ilp: {}; keeping the best extraction found before it", out.failure);
+      status = improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
+      break;
+    }
     stalled = out.stalled;
     res.ilp_rounds = round + 1;
     bound = std::max(bound, out.bound);  // every round solves a relaxation: a valid bound

@@ -56,13 +56,21 @@ struct IlpOptions {
   /// seconds on the larger e-graphs without honouring the time limit, and it garbles the warm
   /// start (the MIP start is then read against the preprocessed columns).
   std::vector<std::string> cbc_args = {"-preprocess", "off"};
+  /// Run CBC in a child process (fork): an abort inside CBC/CLP (Debian builds them with
+  /// assertions on, and CLP asserts on some models, see extract/README.md) or a solver that
+  /// overruns the time limit by more than max(5 s, the limit) then ends that process, not
+  /// ours, and the best extraction found so far is returned ("ilp-failed-..."). Off: in
+  /// process (for debuggers).
+  bool isolate_solver = true;
 };
 
 /// Solves the extraction ILP. Never returns a worse DAG cost than the warm start, always
 /// returns a checked acyclic, complete extraction. status: "optimal"; on a time-out
 /// "timeout-best-found" (the ILP improved on the warm start) or "timeout-greedy"; when the
 /// stall rule stopped CBC "stalled-best-found" or "stalled-greedy"; when CBC
-/// fails unexpectedly "ilp-failed-greedy". Throws InputError when no acyclic extraction exists.
+/// fails unexpectedly (crashed, hung or inconsistent) "ilp-failed-greedy" or
+/// "ilp-failed-best-found" (an earlier round had improved on the warm start). Throws
+/// InputError when no acyclic extraction exists.
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts = {});
 
 }  // namespace tensat::extract
