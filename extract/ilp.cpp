@@ -143,6 +143,20 @@ class SearchHandler : public CbcEventHandler {
 
 // The ILP over the reduced problem. Columns: x per alive node of a non-free class, then an
 // order variable t per such class when order constraints are on.
+// Solver processes whose result was read but that may still be exiting: reaped without
+// blocking at the next solve (so at most a few zombies exist at a time).
+void defer_reap(pid_t pid) {
+  static std::mutex mu;
+  static std::vector<pid_t> pending;
+  std::lock_guard<std::mutex> lock(mu);
+  if (pid > 0) pending.push_back(pid);
+  std::erase_if(pending, [](pid_t p) {
+    int st = 0;
+    const pid_t r = waitpid(p, &st, WNOHANG);
+    return r == p || (r < 0 && errno == ECHILD);
+  });
+}
+
 class IlpModel {
  public:
   IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts)
@@ -290,6 +304,7 @@ class IlpModel {
   Outcome solve(const Choice& warm, double seconds, double stall_s) {
     flush_cuts();  // changes solver_: must happen here, not in the child
     if (!opts_.isolate_solver) return solve_here(warm, seconds, stall_s);
+    defer_reap(0);  // reap earlier solver processes that have exited
     int fds[2];
     if (pipe(fds) != 0) {
       spdlog::warn("ilp: pipe() failed ({}); running CBC in process", std::strerror(errno));
@@ -318,6 +333,7 @@ class IlpModel {
       } catch (...) {
         code = 2;
       }
+      close(fds[1]);  // the parent's EOF: it need not wait for this process's teardown
       std::fflush(stdout);
       std::fflush(stderr);
       _exit(code);
@@ -347,11 +363,19 @@ class IlpModel {
       msg.append(buf, static_cast<size_t>(n));
     }
     close(fds[0]);
+    Outcome out;
+    std::string why;
+    if (!killed && decode_outcome(msg, out)) {
+      // A complete result is only written after a finished solve. The child's exit (unmapping
+      // the address space it shared copy-on-write, ~10-25 ms with a large model in memory) is
+      // not waited for: it is reaped by a later call, or by init after we exit.
+      spdlog::debug("ilp: solver process: result after {:.3f} s", seconds_since(t0));
+      defer_reap(pid);
+      return out;
+    }
     int wstatus = 0;
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }
-    Outcome out;
-    std::string why;
     if (killed) {
       why = "CBC ran past the hard deadline (" + std::to_string(hard_s) + " s) and was killed";
     } else if (WIFSIGNALED(wstatus)) {
@@ -359,7 +383,7 @@ class IlpModel {
             (WTERMSIG(wstatus) == SIGABRT ? " (an assertion in CBC/CLP)" : "");
     } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
       why = "CBC's process exited with status " + std::to_string(WEXITSTATUS(wstatus));
-    } else if (!decode_outcome(msg, out)) {
+    } else {
       why = "CBC's process sent an unreadable result";
     }
     if (!why.empty()) {
