@@ -443,6 +443,8 @@ void Importer::import_node(const onnx::NodeProto& n) {
       spdlog::debug("{}: kept opaque: {}", where(n), e.reason);
       make_opaque(n, e.reason);
       return;
+    } catch (const InvalidNode& e) {
+      throw ImportError(where(n) + ": invalid node: " + e.reason);
     }
   }
   make_opaque(n, "domain '" + n.domain() + "'");

@@ -19,6 +19,12 @@ struct NotLowerable {
   std::string reason;
 };
 
+/// Raised by a lowering for a node that breaks the ONNX operator spec (ONNX Runtime refuses
+/// such a model too): an input error naming the node, not an opaque pass-through.
+struct InvalidNode {
+  std::string reason;
+};
+
 class Importer {
  public:
   Importer(ImportResult& out, std::string source) : out_(out), g_(out.graph), source_(std::move(source)) {}

@@ -37,6 +37,7 @@ std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name
 }
 
 [[noreturn]] void cannot(const std::string& why) { throw NotLowerable{why}; }
+[[noreturn]] void invalid(const std::string& why) { throw InvalidNode{why}; }
 
 Shape tensor_shape(Importer& im, ir::NodeId id) {
   const ValueType& t = im.type_of(id);
@@ -122,9 +123,11 @@ void lower_conv(Importer& im, const onnx::NodeProto& n) {
   const Shape ws = tensor_shape(im, w);
   if (xs.size() != 4 || ws.size() != 4) cannot("only 2-D convolution (4-D tensors) is covered");
   auto ks = attr_ints(n, "kernel_shape");
-  if (!ks.empty() && (ks.size() != 2 || ks[0] != ws[2] || ks[1] != ws[3])) cannot("kernel_shape differs from weight");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != ws[2] || ks[1] != ws[3])) invalid("kernel_shape " + shape_str(Shape(ks.begin(), ks.end())) + " differs from the weight's " + shape_str(Shape{ws[2], ws[3]}));
   int64_t group = attr_i(n, "group", 1);
-  if (ws[1] * group != xs[1]) cannot("group attribute inconsistent with shapes");
+  if (group <= 0 || ws[1] * group != xs[1])
+    invalid("group " + std::to_string(group) + " does not fit input channels " + std::to_string(xs[1]) +
+            " and weight " + shape_str(ws) + " (weight dimension 1 must be channels / group)");
   Window win = window_attrs(n, xs, ws[2], ws[3]);
   ir::NodeId bias = im.g().sym("none");
   if (im.has_input(n, 2)) {
@@ -346,7 +349,8 @@ void lower_split(Importer& im, const onnx::NodeProto& n) {
     if (s <= 0) cannot("empty split part");
     total += s;
   }
-  if (total != dim) cannot("split sizes do not sum to the axis length");
+  if (total != dim)
+    invalid("split sizes sum to " + std::to_string(total) + ", the axis has length " + std::to_string(dim));
   ir::NodeId cur = x;
   auto& g = im.g();
   for (int i = 0; i + 1 < outs; ++i) {
@@ -382,7 +386,7 @@ void lower_reshape(Importer& im, const onnx::NodeProto& n) {
       target[i] = xs[i];
     }
     if (target[i] == -1) {
-      if (infer >= 0) cannot("two -1 in target shape");
+      if (infer >= 0) invalid("two -1 in the target shape");
       infer = static_cast<int>(i);
     } else if (target[i] <= 0) {
       cannot("zero-size target dimension");
@@ -392,8 +396,12 @@ void lower_reshape(Importer& im, const onnx::NodeProto& n) {
   }
   int64_t total = num_elements(xs);
   if (infer >= 0) {
-    if (known == 0 || total % known != 0) cannot("-1 cannot be inferred");
+    if (known == 0 || total % known != 0)
+      invalid("target shape " + shape_str(target) + " cannot hold the input's " + std::to_string(total) + " elements");
     target[static_cast<size_t>(infer)] = total / known;
+  } else if (known != total) {
+    invalid("target shape " + shape_str(target) + " has " + std::to_string(known) + " elements, the input " +
+            std::to_string(total));
   }
   if (target.empty()) cannot("reshape to a scalar");
   lower_reshape_to(im, n, x, target);

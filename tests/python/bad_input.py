@@ -63,6 +63,21 @@ def cases(tmp):
     m = model([helper.make_node("Relu", ["data"], ["y"])], [vi("data", ["batch", 3])], [vi("y", ["batch", 3])])
     sym = write("symbolic.onnx", m.SerializeToString())
     out.append(("symbolic dimension", sym, [], ["'data'", "--input-shape data:1x3 ", "batch"]))
+    # Nodes that break the operator spec (ONNX Runtime refuses them too): an error naming the
+    # node, not an opaque pass-through.
+    rng = np.random.default_rng(1)
+    wg = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w")
+    m = model([helper.make_node("Conv", ["x", "w"], ["y"], name="bad_group", group=2, pads=[1, 1, 1, 1])],
+              [vi("x", [1, 4, 8, 8])], [vi("y", [1, 8, 8, 8])], [wg])
+    out.append(("conv group mismatch", write("group.onnx", m.SerializeToString()), [], ["bad_group", "group 2"]))
+    shp = numpy_helper.from_array(np.array([1, 5, 7], dtype=np.int64), "shp")
+    m = model([helper.make_node("Reshape", ["x", "shp"], ["y"], name="bad_reshape")],
+              [vi("x", [1, 4, 8])], [vi("y", [1, 5, 7])], [shp])
+    out.append(("reshape element count", write("reshape.onnx", m.SerializeToString()), [], ["bad_reshape", "35"]))
+    spl = numpy_helper.from_array(np.array([3, 3], dtype=np.int64), "spl")
+    m = model([helper.make_node("Split", ["x", "spl"], ["a", "b"], name="bad_split", axis=1)],
+              [vi("x", [1, 8])], [vi("a", [1, 3]), vi("b", [1, 3])], [spl])
+    out.append(("split sizes sum", write("split.onnx", m.SerializeToString()), [], ["bad_split", "sum to 6"]))
     goodp = write("good.onnx", good)
     out.append(("--input-shape wrong name", goodp, ["--input-shape", "nope:1x3x16x16"], ["nope"]))
     out.append(("--input-shape wrong rank", goodp, ["--input-shape", "x:1x3x16"], ["rank"]))
