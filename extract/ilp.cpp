@@ -11,14 +11,7 @@
 #include <set>
 #include <string>
 
-#include <poll.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstring>
 
 #include <CbcEventHandler.hpp>
@@ -33,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "extract/greedy.h"
+#include "extract/isolated_call.h"
 #include "extract/local_search.h"
 #include "extract/reduce.h"
 
@@ -143,20 +137,6 @@ class SearchHandler : public CbcEventHandler {
 
 // The ILP over the reduced problem. Columns: x per alive node of a non-free class, then an
 // order variable t per such class when order constraints are on.
-// Solver processes whose result was read but that may still be exiting: reaped without
-// blocking at the next solve (so at most a few zombies exist at a time).
-void defer_reap(pid_t pid) {
-  static std::mutex mu;
-  static std::vector<pid_t> pending;
-  std::lock_guard<std::mutex> lock(mu);
-  if (pid > 0) pending.push_back(pid);
-  std::erase_if(pending, [](pid_t p) {
-    int st = 0;
-    const pid_t r = waitpid(p, &st, WNOHANG);
-    return r == p || (r < 0 && errno == ECHILD);
-  });
-}
-
 class IlpModel {
  public:
   IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts)
@@ -299,97 +279,19 @@ class IlpModel {
     std::string failure;  // non-empty: the solver process crashed or hung (isolate_solver)
   };
 
-  // One CBC run, in a child process when opts_.isolate_solver (see ilp.h): the child solves
-  // and writes the Outcome to a pipe; the parent reads it, with a hard deadline.
+  // One CBC run, in a child process when opts_.isolate_solver (see ilp.h, isolated_call.h).
   Outcome solve(const Choice& warm, double seconds, double stall_s) {
     flush_cuts();  // changes solver_: must happen here, not in the child
     if (!opts_.isolate_solver) return solve_here(warm, seconds, stall_s);
-    defer_reap(0);  // reap earlier solver processes that have exited
-    int fds[2];
-    if (pipe(fds) != 0) {
-      spdlog::warn("ilp: pipe() failed ({}); running CBC in process", std::strerror(errno));
-      return solve_here(warm, seconds, stall_s);
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      spdlog::warn("ilp: fork() failed ({}); running CBC in process", std::strerror(errno));
-      close(fds[0]);
-      close(fds[1]);
-      return solve_here(warm, seconds, stall_s);
-    }
-    if (pid == 0) {  // child: solve, send, leave without running the parent's exit handlers
-      close(fds[0]);
-      int code = 0;
-      try {
-        const std::string msg = encode(solve_here(warm, seconds, stall_s));
-        for (size_t off = 0; off < msg.size();) {
-          const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-          if (w < 0 && errno == EINTR) continue;
-          if (w <= 0) { code = 3; break; }
-          off += static_cast<size_t>(w);
-        }
-      } catch (...) {
-        code = 2;
-      }
-      close(fds[1]);  // the parent's EOF: it need not wait for this process's teardown
-      std::fflush(stdout);
-      std::fflush(stderr);
-      _exit(code);
-    }
-    close(fds[1]);
-    // CBC overshoots its limit by the node it is in, and the dives ignore it (ilp.h): a
-    // generous hard deadline, after which the child is killed.
-    const double hard_s = seconds + std::max(5.0, seconds);
-    const auto t0 = Clock::now();
-    std::string msg;
-    bool killed = false;
-    char buf[1 << 16];
-    for (;;) {
-      const double left = hard_s - seconds_since(t0);
-      if (left <= 0.0) {
-        kill(pid, SIGKILL);
-        killed = true;
-        break;
-      }
-      pollfd p{fds[0], POLLIN, 0};
-      const int r = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
-      if (r < 0 && errno != EINTR) break;
-      if (r <= 0) continue;
-      const ssize_t n = read(fds[0], buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // EOF (or error): the child is done
-      msg.append(buf, static_cast<size_t>(n));
-    }
-    close(fds[0]);
+    // CBC overshoots its limit by the node it is in, and the dives ignore it: a generous hard
+    // deadline, after which the child is killed.
+    const IsolatedResult r = run_isolated([&] { return encode(solve_here(warm, seconds, stall_s)); },
+                                          seconds + std::max(5.0, seconds),
+                                          [](const std::string& m) { Outcome o; return decode_outcome(m, o); });
     Outcome out;
-    std::string why;
-    if (!killed && decode_outcome(msg, out)) {
-      // A complete result is only written after a finished solve. The child's exit (unmapping
-      // the address space it shared copy-on-write, ~10-25 ms with a large model in memory) is
-      // not waited for: it is reaped by a later call, or by init after we exit.
-      spdlog::debug("ilp: solver process: result after {:.3f} s", seconds_since(t0));
-      defer_reap(pid);
-      return out;
-    }
-    int wstatus = 0;
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
-    if (killed) {
-      why = "CBC ran past the hard deadline (" + std::to_string(hard_s) + " s) and was killed";
-    } else if (WIFSIGNALED(wstatus)) {
-      why = std::string("CBC's process ended on signal ") + strsignal(WTERMSIG(wstatus)) +
-            (WTERMSIG(wstatus) == SIGABRT ? " (an assertion in CBC/CLP)" : "");
-    } else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-      why = "CBC's process exited with status " + std::to_string(WEXITSTATUS(wstatus));
-    } else {
-      why = "CBC's process sent an unreadable result";
-    }
-    if (!why.empty()) {
-      out = Outcome{};
-      out.failure = why;
-    }
+    if (r.failure.empty() && decode_outcome(r.bytes, out)) return out;
+    out = Outcome{};
+    out.failure = "CBC failed: " + (r.failure.empty() ? std::string("its result did not decode") : r.failure);
     return out;
   }
 
