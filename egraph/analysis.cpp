@@ -87,21 +87,9 @@ bool make_data_into(ClassData& d, Op op, int64_t num, std::string_view sym,
   d.split_axis = -1;
 
   // weight_only
-  switch (op) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Weight:
-    case Op::Zeros: d.weight_only = true; break;
-    case Op::Input:
-    case Op::Opaque:
-    case Op::Select:
-    case Op::Noop: d.weight_only = false; break;
-    default: {
-      bool all = true;
-      for (auto* c : children) all = all && c->weight_only;
-      d.weight_only = all;
-    }
-  }
+  bool all = true;
+  for (auto* c : children) all = all && c->weight_only;
+  d.weight_only = is_weight_only(op, all);
 
   // split trees
   switch (op) {

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "egraph/op.h"
-#include "egraph/types.h"
+#include "lang/op.h"
+#include "lang/types.h"
 
 namespace tensat {
 

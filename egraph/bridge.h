@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
-#include "egraph/graph.h"
+#include "lang/graph.h"
 
 namespace tensat {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "egraph/ids.h"
-#include "egraph/op.h"
+#include "lang/op.h"
 #include "egraph/small_vec.h"
 
 namespace tensat {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "egraph/egraph.h"
-#include "egraph/rule_error.h"
-#include "egraph/sexpr.h"
+#include "lang/rule_error.h"
+#include "lang/sexpr.h"
 
 namespace tensat {
 

@@ -19,7 +19,7 @@
 
 #include "egraph/egraph.h"
 #include "egraph/pattern.h"
-#include "egraph/rule_spec.h"
+#include "lang/rule_spec.h"
 
 namespace tensat {
 

@@ -18,26 +18,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "exporter/weight_folding.h"
+#include "onnx_model/dtype.h"
+#include "support/atomic_file.h"
 
 namespace tensat {
 
 namespace {
-
-int32_t onnx_dtype(DType d) {
-  switch (d) {
-    case DType::F32: return onnx::TensorProto::FLOAT;
-    case DType::F16: return onnx::TensorProto::FLOAT16;
-    case DType::F64: return onnx::TensorProto::DOUBLE;
-    case DType::I64: return onnx::TensorProto::INT64;
-    case DType::I32: return onnx::TensorProto::INT32;
-    case DType::I8: return onnx::TensorProto::INT8;
-    case DType::U8: return onnx::TensorProto::UINT8;
-    case DType::Bool: return onnx::TensorProto::BOOL;
-    case DType::Other: return onnx::TensorProto::UNDEFINED;
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
 
 class Emitter {
  public:
@@ -61,6 +47,20 @@ class Emitter {
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
   std::string apply_act(NodeId n, const std::string& y, Act a);
   void emit(NodeId n);
+  using EmitFn = void (Emitter::*)(NodeId);
+  static const std::array<EmitFn, kNumOps>& emitters();
+  void emit_nothing(NodeId n);
+  void emit_leaf(NodeId n);
+  void emit_computed_weight(NodeId n);
+  void emit_elementwise(NodeId n);
+  void emit_matmul(NodeId n);
+  void emit_conv(NodeId n);
+  void emit_pool(NodeId n);
+  void emit_transpose(NodeId n);
+  void emit_reshape(NodeId n);
+  void emit_enlarge(NodeId n);
+  void emit_opaque(NodeId n);
+  void emit_select(NodeId n);
   void fix_output_types(const std::vector<NodeId>& outs);
   void emit_concat(NodeId n);
   void emit_split(NodeId n);
@@ -73,7 +73,7 @@ class Emitter {
   WeightStore* movable_;
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
-  std::vector<bool> weight_only_;
+  std::vector<bool> leaf_;                      // parameters and weight leaves: never emitted as nodes
   std::vector<int> uses_;                       // uses by emitted (non-weight-only) nodes
   std::vector<bool> is_output_;
   std::unordered_map<NodeId, std::string> names_;
@@ -84,9 +84,7 @@ class Emitter {
   std::unordered_set<std::string> used_names_;
   std::unordered_set<std::string> emitted_inits_;
   std::unordered_set<std::string> identities_;
-  std::unordered_map<NodeId, std::string> folded_;  // weight-only node -> initializer name
   std::unordered_map<std::string, std::string> int64_inits_;
-  FoldedWeights folded_values_;
   int counter_ = 0;
 };
 
@@ -149,10 +147,6 @@ const std::string& Emitter::name(NodeId n) {
   auto it = names_.find(n);
   if (it != names_.end()) return it->second;
   const ir::Node& nd = node(n);
-  if (auto f = folded_.find(n); f != folded_.end()) {
-    names_[n] = f->second;
-    return names_[n];
-  }
   if (nd.op == Op::Input || nd.op == Op::Weight) {
     auto leaf = parse_leaf_id(psym(n, 0));
     assert(leaf);
@@ -267,147 +261,164 @@ void set_int(onnx::NodeProto* p, const std::string& nm, int64_t v) {
   a->set_i(v);
 }
 
-void Emitter::emit(NodeId n) {
+// ---- one emitter per operator -------------------------------------------------------------
+
+void Emitter::emit_nothing(NodeId) {}  // parameters, the root, split parts (named by their split)
+
+void Emitter::emit_leaf(NodeId n) { (void)name(n); }
+
+void Emitter::emit_computed_weight(NodeId n) {
+  throw ExportError("internal: " + std::string(op_name(node(n).op)) + " of computed values has no ONNX form");
+}
+
+void Emitter::emit_elementwise(NodeId n) {
+  static const std::unordered_map<Op, const char*> kOnnx = {
+      {Op::Ewadd, "Add"}, {Op::Ewmul, "Mul"}, {Op::Relu, "Relu"}, {Op::Tanh, "Tanh"}, {Op::Sigmoid, "Sigmoid"}};
   const ir::Node& nd = node(n);
-  auto act_of = [&](size_t c) { return *act_from_name(psym(n, c)); };
-  switch (nd.op) {
-    case Op::Num:
-    case Op::Sym:
-    case Op::Noop:
-    case Op::Split0:
-    case Op::Split1:
-      return;  // named by their split / nothing to emit
-    case Op::Input:
-    case Op::Weight:
-      (void)name(n);
-      return;
-    case Op::Zeros:
-    case Op::Merge:
-      throw ExportError("internal: weight-only node left unfolded");
-    case Op::Ewadd:
-    case Op::Ewmul: {
-      std::string out = out_name(n);
-      add_node(nd.op == Op::Ewadd ? "Add" : "Mul", {name(nd.children[0]), name(nd.children[1])}, {out});
-      names_[n] = out;
-      return;
-    }
-    case Op::Relu:
-    case Op::Tanh:
-    case Op::Sigmoid: {
-      std::string out = out_name(n);
-      add_node(nd.op == Op::Relu ? "Relu" : nd.op == Op::Tanh ? "Tanh" : "Sigmoid", {name(nd.children[0])}, {out});
-      names_[n] = out;
-      return;
-    }
-    case Op::Matmul: {
-      Act act = act_of(0);
-      NodeId a = nd.children[1], b = nd.children[2], bias = nd.children[3];
-      bool has_bias = node(bias).op != Op::Sym;
-      std::string y = act == Act::None ? out_name(n) : fresh("matmul");
-      if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
-        add_node("Gemm", {name(a), name(b), name(bias)}, {y});
-      } else if (has_bias) {
-        std::string t = fresh("matmul");
-        add_node("MatMul", {name(a), name(b)}, {t});
-        add_node("Add", {t, name(bias)}, {y});
-      } else {
-        add_node("MatMul", {name(a), name(b)}, {y});
-      }
-      names_[n] = act == Act::None ? y : apply_act(n, y, act);
-      return;
-    }
-    case Op::Conv: {
-      Act act = act_of(3);
-      NodeId x = nd.children[4], w = nd.children[5], bias = nd.children[6];
-      const Shape& ws = shape(w);
-      auto pads = resolve_pads(psym(n, 2), ws[2], ws[3]);
-      std::vector<std::string> ins = {name(x), name(w)};
-      if (node(bias).op != Op::Sym) ins.push_back(name(bias));
-      std::string y = act == Act::None ? out_name(n) : fresh("conv");
-      auto* p = add_node("Conv", ins, {y});
-      set_ints(p, "kernel_shape", {ws[2], ws[3]});
-      set_ints(p, "strides", {pint(n, 0), pint(n, 1)});
-      set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
-      set_int(p, "group", shape(x)[1] / ws[1]);
-      names_[n] = act == Act::None ? y : apply_act(n, y, act);
-      return;
-    }
-    case Op::Poolmax:
-    case Op::Poolavg: {
-      int64_t kh = pint(n, 0), kw = pint(n, 1);
-      auto pads = resolve_pads(psym(n, 4), kh, kw);
-      NodeId x = nd.children[nd.op == Op::Poolavg ? 6 : 5];
-      std::string out = out_name(n);
-      const Shape& xs = shape(x);
-      if (nd.op == Op::Poolavg && kh == xs[2] && kw == xs[3] && *pads == Pads{}) {
-        add_node("GlobalAveragePool", {name(x)}, {out});
-      } else {
-        auto* p = add_node(nd.op == Op::Poolmax ? "MaxPool" : "AveragePool", {name(x)}, {out});
-        set_ints(p, "kernel_shape", {kh, kw});
-        set_ints(p, "strides", {pint(n, 2), pint(n, 3)});
-        set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
-        if (nd.op == Op::Poolavg && pint(n, 5) == 1) set_int(p, "count_include_pad", 1);
-      }
-      names_[n] = out;
-      return;
-    }
-    case Op::Transpose: {
-      auto perm = parse_dims(g_.type(nd.children[0]));
-      std::string out = out_name(n);
-      auto* p = add_node("Transpose", {name(nd.children[1])}, {out});
-      set_ints(p, "perm", *perm);
-      names_[n] = out;
-      return;
-    }
-    case Op::Reshape: {
-      std::string out = out_name(n);
-      add_node("Reshape", {name(nd.children[1]), int64_initializer("shape", shape(n))}, {out});
-      names_[n] = out;
-      return;
-    }
-    case Op::Enlarge: {
-      if (ctx_.default_opset < 11) throw ExportError("enlarge of a computed kernel needs opset >= 11 (Pad)");
-      const Shape& ws = shape(nd.children[0]);
-      const Shape& rs = shape(nd.children[1]);
-      int64_t ph = (rs[2] - ws[2]) / 2, pw = (rs[3] - ws[3]) / 2;
-      std::string out = out_name(n);
-      add_node("Pad", {name(nd.children[0]), int64_initializer("pads", {0, 0, ph, pw, 0, 0, ph, pw})}, {out});
-      names_[n] = out;
-      return;
-    }
-    case Op::Concat: emit_concat(n); return;
-    case Op::Split: emit_split(n); return;
-    case Op::Opaque: {
-      auto id = parse_opaque_id(psym(n, 0));
-      const OpaqueNode& on = ctx_.opaque.at(static_cast<size_t>(id->index));
-      size_t child = 1;
-      std::vector<std::string> ins;
-      for (int i = 0; i < on.node.input_size(); ++i)
-        ins.push_back(on.node.input(i).empty() ? std::string() : name(nd.children[child++]));
-      for (const auto& imp : on.implicit_inputs) {
-        // A subgraph reads this tensor by its original name: make sure that name exists.
-        const std::string have = name(nd.children[child++]);
-        if (have != imp && identities_.insert(imp).second) add_node("Identity", {have}, {imp});
-      }
-      onnx::NodeProto* p = graph_->add_node();
-      *p = on.node;
-      for (const auto& vi : on.output_info)
-        if (!std::count(ctx_.output_names.begin(), ctx_.output_names.end(), vi.name())) *graph_->add_value_info() = vi;
-      for (int i = 0; i < on.node.input_size(); ++i) p->set_input(i, ins[static_cast<size_t>(i)]);
-      if (on.node.output_size() == 1) {
-        names_[n] = on.node.output(0);
-      } else {
-        tuple_names_[n] = {on.node.output().begin(), on.node.output().end()};
-      }
-      return;
-    }
-    case Op::Select: {
-      NodeId t = nd.children[1];
-      names_[n] = tuple_names_.at(t).at(static_cast<size_t>(pint(n, 0)));
-      return;
-    }
+  std::vector<std::string> ins;
+  for (NodeId c : nd.children) ins.push_back(name(c));
+  std::string out = out_name(n);
+  add_node(kOnnx.at(nd.op), ins, {out});
+  names_[n] = out;
+}
+
+void Emitter::emit_matmul(NodeId n) {
+  const ir::Node& nd = node(n);
+  Act act = *act_from_name(psym(n, 0));
+  NodeId a = nd.children[1], b = nd.children[2], bias = nd.children[3];
+  bool has_bias = node(bias).op != Op::Sym;
+  std::string y = act == Act::None ? out_name(n) : fresh("matmul");
+  if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
+    add_node("Gemm", {name(a), name(b), name(bias)}, {y});
+  } else if (has_bias) {
+    std::string t = fresh("matmul");
+    add_node("MatMul", {name(a), name(b)}, {t});
+    add_node("Add", {t, name(bias)}, {y});
+  } else {
+    add_node("MatMul", {name(a), name(b)}, {y});
+  }
+  names_[n] = act == Act::None ? y : apply_act(n, y, act);
+}
+
+void Emitter::emit_conv(NodeId n) {
+  const ir::Node& nd = node(n);
+  Act act = *act_from_name(psym(n, 3));
+  NodeId x = nd.children[4], w = nd.children[5], bias = nd.children[6];
+  const Shape& ws = shape(w);
+  auto pads = resolve_pads(psym(n, 2), ws[2], ws[3]);
+  std::vector<std::string> ins = {name(x), name(w)};
+  if (node(bias).op != Op::Sym) ins.push_back(name(bias));
+  std::string y = act == Act::None ? out_name(n) : fresh("conv");
+  auto* p = add_node("Conv", ins, {y});
+  set_ints(p, "kernel_shape", {ws[2], ws[3]});
+  set_ints(p, "strides", {pint(n, 0), pint(n, 1)});
+  set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
+  set_int(p, "group", shape(x)[1] / ws[1]);
+  names_[n] = act == Act::None ? y : apply_act(n, y, act);
+}
+
+void Emitter::emit_pool(NodeId n) {
+  const ir::Node& nd = node(n);
+  int64_t kh = pint(n, 0), kw = pint(n, 1);
+  auto pads = resolve_pads(psym(n, 4), kh, kw);
+  NodeId x = nd.children[nd.op == Op::Poolavg ? 6 : 5];
+  std::string out = out_name(n);
+  const Shape& xs = shape(x);
+  if (nd.op == Op::Poolavg && kh == xs[2] && kw == xs[3] && *pads == Pads{}) {
+    add_node("GlobalAveragePool", {name(x)}, {out});
+  } else {
+    auto* p = add_node(nd.op == Op::Poolmax ? "MaxPool" : "AveragePool", {name(x)}, {out});
+    set_ints(p, "kernel_shape", {kh, kw});
+    set_ints(p, "strides", {pint(n, 2), pint(n, 3)});
+    set_ints(p, "pads", {pads->top, pads->left, pads->bottom, pads->right});
+    if (nd.op == Op::Poolavg && pint(n, 5) == 1) set_int(p, "count_include_pad", 1);
+  }
+  names_[n] = out;
+}
+
+void Emitter::emit_transpose(NodeId n) {
+  const ir::Node& nd = node(n);
+  auto perm = parse_dims(g_.type(nd.children[0]));
+  std::string out = out_name(n);
+  auto* p = add_node("Transpose", {name(nd.children[1])}, {out});
+  set_ints(p, "perm", *perm);
+  names_[n] = out;
+}
+
+void Emitter::emit_reshape(NodeId n) {
+  std::string out = out_name(n);
+  add_node("Reshape", {name(node(n).children[1]), int64_initializer("shape", shape(n))}, {out});
+  names_[n] = out;
+}
+
+void Emitter::emit_enlarge(NodeId n) {
+  if (ctx_.default_opset < 11) throw ExportError("enlarge of a computed kernel needs opset >= 11 (Pad)");
+  const ir::Node& nd = node(n);
+  const Shape& ws = shape(nd.children[0]);
+  const Shape& rs = shape(nd.children[1]);
+  int64_t ph = (rs[2] - ws[2]) / 2, pw = (rs[3] - ws[3]) / 2;
+  std::string out = out_name(n);
+  add_node("Pad", {name(nd.children[0]), int64_initializer("pads", {0, 0, ph, pw, 0, 0, ph, pw})}, {out});
+  names_[n] = out;
+}
+
+void Emitter::emit_opaque(NodeId n) {
+  const ir::Node& nd = node(n);
+  auto id = parse_opaque_id(psym(n, 0));
+  const OpaqueNode& on = ctx_.opaque.at(static_cast<size_t>(id->index));
+  size_t child = 1;
+  std::vector<std::string> ins;
+  for (int i = 0; i < on.node.input_size(); ++i)
+    ins.push_back(on.node.input(i).empty() ? std::string() : name(nd.children[child++]));
+  for (const auto& imp : on.implicit_inputs) {
+    // A subgraph reads this tensor by its original name: make sure that name exists.
+    const std::string have = name(nd.children[child++]);
+    if (have != imp && identities_.insert(imp).second) add_node("Identity", {have}, {imp});
+  }
+  onnx::NodeProto* p = graph_->add_node();
+  *p = on.node;
+  for (const auto& vi : on.output_info)
+    if (!std::count(ctx_.output_names.begin(), ctx_.output_names.end(), vi.name())) *graph_->add_value_info() = vi;
+  for (int i = 0; i < on.node.input_size(); ++i) p->set_input(i, ins[static_cast<size_t>(i)]);
+  if (on.node.output_size() == 1) {
+    names_[n] = on.node.output(0);
+  } else {
+    tuple_names_[n] = {on.node.output().begin(), on.node.output().end()};
   }
 }
+
+void Emitter::emit_select(NodeId n) {
+  names_[n] = tuple_names_.at(node(n).children[1]).at(static_cast<size_t>(pint(n, 0)));
+}
+
+// The emitter of each operator, like the importer's table of lowerings.
+const std::array<Emitter::EmitFn, kNumOps>& Emitter::emitters() {
+  static const std::array<EmitFn, kNumOps> table = [] {
+    std::array<EmitFn, kNumOps> t{};
+    auto set = [&](std::initializer_list<Op> ops, EmitFn f) {
+      for (Op op : ops) t[static_cast<size_t>(op)] = f;
+    };
+    set({Op::Num, Op::Sym, Op::Noop, Op::Split0, Op::Split1}, &Emitter::emit_nothing);
+    set({Op::Input, Op::Weight}, &Emitter::emit_leaf);
+    set({Op::Zeros, Op::Merge}, &Emitter::emit_computed_weight);
+    set({Op::Ewadd, Op::Ewmul, Op::Relu, Op::Tanh, Op::Sigmoid}, &Emitter::emit_elementwise);
+    set({Op::Matmul}, &Emitter::emit_matmul);
+    set({Op::Conv}, &Emitter::emit_conv);
+    set({Op::Poolmax, Op::Poolavg}, &Emitter::emit_pool);
+    set({Op::Transpose}, &Emitter::emit_transpose);
+    set({Op::Reshape}, &Emitter::emit_reshape);
+    set({Op::Enlarge}, &Emitter::emit_enlarge);
+    set({Op::Concat}, &Emitter::emit_concat);
+    set({Op::Split}, &Emitter::emit_split);
+    set({Op::Opaque}, &Emitter::emit_opaque);
+    set({Op::Select}, &Emitter::emit_select);
+    for (int i = 0; i < kNumOps; ++i) assert(t[static_cast<size_t>(i)] && "an operator without an emitter");
+    return t;
+  }();
+  return table;
+}
+
+void Emitter::emit(NodeId n) { (this->*emitters()[static_cast<size_t>(node(n).op)])(n); }
 
 // A graph output declared without a shape or element type (the checker requires both), or
 // with a fixed dimension that disagrees with the static shape (after --input-shape), gets
@@ -453,12 +464,22 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   for (const auto& [nm, t] : ctx_.raw_initializers) used_names_.insert(nm);
 
   size_t N = g_.size();
-  weight_only_ = compute_weight_only(g_);
+  // The exporter only writes: weight-only computation was folded into weights before
+  // (pipeline/weight_folding.h). What remains weight-only is parameters and weight leaves.
+  const std::vector<bool> wo = weight_only_nodes(g_);
+  leaf_.assign(N, false);
+  for (NodeId i = 0; i < N; ++i) {
+    const Op op = node(i).op;
+    leaf_[i] = is_param_leaf(op) || op == Op::Weight;
+    if (wo[i] && !leaf_[i])
+      throw ExportError("internal: node %" + std::to_string(i) + " (" + std::string(op_name(op)) +
+                        ") computes weights only; fold_weights (pipeline/weight_folding.h) must run before export");
+  }
   uses_.assign(N, 0);
   is_output_.assign(N, false);
   for (NodeId i = 0; i < N; ++i) {
     const ir::Node& nd = node(i);
-    if (weight_only_[i] && nd.op != Op::Noop) continue;
+    if (leaf_[i]) continue;
     for (auto c : nd.children) uses_[c]++;
     if (nd.op == Op::Split0 || nd.op == Op::Split1) {
       auto& parts = split_parts_.try_emplace(nd.children[0], std::array<int64_t, 2>{-1, -1}).first->second;
@@ -476,11 +497,11 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   // Inline nested concats / chained splits on the same axis with a single consumer.
   for (NodeId i = 0; i < N; ++i) {
     const ir::Node& nd = node(i);
-    if (weight_only_[i]) continue;
+    if (leaf_[i]) continue;
     if (nd.op == Op::Concat) {
       for (size_t k = 1; k <= 2; ++k) {
         NodeId c = nd.children[k];
-        if (node(c).op == Op::Concat && !weight_only_[c] && pint(c, 0) == pint(i, 0) && uses_[c] == 1 &&
+        if (node(c).op == Op::Concat && pint(c, 0) == pint(i, 0) && uses_[c] == 1 &&
             !is_output_[c])
           inlined_.insert(c);
       }
@@ -488,38 +509,18 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
     if (nd.op == Op::Split) {
       NodeId x = nd.children[2];
       const ir::Node& xn = node(x);
-      if ((xn.op == Op::Split0 || xn.op == Op::Split1) && !weight_only_[x] && uses_[x] == 1 && !is_output_[x] &&
+      if ((xn.op == Op::Split0 || xn.op == Op::Split1) && uses_[x] == 1 && !is_output_[x] &&
           pint(xn.children[0], 0) == pint(i, 0))
         inlined_.insert(x);
     }
   }
-
-  // Weight-only subgraphs feeding computation become initializers.
-  std::vector<NodeId> targets;
-  for (NodeId i = 0; i < N; ++i) {
-    if (!weight_only_[i] || g_.type(i).kind != Kind::Tensor || node(i).op == Op::Weight) continue;
-    bool needed = is_output_[i];
-    if (!needed && uses_[i] > 0) needed = true;
-    if (needed) targets.push_back(i);
-  }
-  folded_values_ = fold_weights(g_, weights_, targets);
-  for (size_t k = 0; k < targets.size(); ++k) {
-    std::string nm = fresh("folded");
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(nm);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (auto d : shape(targets[k])) t->add_dims(d);
-    t->mutable_raw_data()->swap(folded_values_[k]);
-    folded_[targets[k]] = nm;
-  }
-  stats.folded_weights = static_cast<int>(targets.size());
 
   // Graph outputs take their names directly where the node is ours and not shared.
   std::vector<bool> needs_identity(outs.size(), false);
   for (size_t i = 0; i < outs.size(); ++i) {
     NodeId o = outs[i];
     Op op = node(o).op;
-    bool ours = !weight_only_[o] && op != Op::Input && op != Op::Weight && op != Op::Opaque && op != Op::Select;
+    bool ours = op != Op::Input && op != Op::Weight && op != Op::Opaque && op != Op::Select;
     if (ours && !preassigned_.count(o)) {
       preassigned_[o] = ctx_.output_names[i];
     } else {
@@ -528,7 +529,7 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   }
 
   for (NodeId i = 0; i < N; ++i) {
-    if (weight_only_[i] || inlined_.count(i)) continue;
+    if (leaf_[i] || inlined_.count(i)) continue;
     // A split of an inlined part is emitted as part of its root split.
     if (node(i).op == Op::Split && inlined_.count(node(i).children[2])) continue;
     emit(i);
@@ -574,34 +575,27 @@ std::string check_model(const onnx::ModelProto& model) {
   return "";
 }
 
-void write_model_atomic(const onnx::ModelProto& model, const std::string& path) {
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = mkstemp(buf.data());
-  if (fd < 0) throw ExportError(path + ": cannot create a temporary file next to it: " + std::strerror(errno));
-  std::string tmp(buf.data());
+void write_model(const onnx::ModelProto& model, AtomicFile& file) {
   bool ok = false;
   {
-    google::protobuf::io::FileOutputStream out(fd);
+    google::protobuf::io::FileOutputStream out(file.fd());
     ok = model.SerializeToZeroCopyStream(&out) && out.Flush();
   }
-  ok = ok && fsync(fd) == 0;
-  close(fd);
-  if (!ok) {
-    unlink(tmp.c_str());
-    throw ExportError(path + ": writing the model failed (disk full, or the model exceeds 2 GB?)");
-  }
-  chmod(tmp.c_str(), 0644);
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    throw ExportError(path + ": cannot move the written model into place: " + std::strerror(err));
+  if (!ok) throw ExportError(file.path() + ": writing the model failed (disk full, or the model exceeds 2 GB?)");
+}
+
+void write_model_atomic(const onnx::ModelProto& model, const std::string& path) {
+  try {
+    AtomicFile file(path);
+    write_model(model, file);
+    file.commit();
+  } catch (const FileError& e) {
+    throw ExportError(e.what());
   }
 }
 
-void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
-                      const ExportOptions& opts, ExportStats* stats) {
+void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, AtomicFile& file,
+                    const ExportOptions& opts, ExportStats* stats) {
   ExportStats local;
   ExportStats& st = stats ? *stats : local;
   onnx::ModelProto m;
@@ -620,12 +614,23 @@ void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelConte
       st.checker_skipped_reason = check_model(m);
       st.checker_ran = st.checker_skipped_reason.empty();
     }
-    write_model_atomic(m, path);
+    write_model(m, file);
   } catch (...) {
     give_back();
     throw;
   }
   give_back();
+}
+
+void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
+                      const ExportOptions& opts, ExportStats* stats) {
+  try {
+    AtomicFile file(path);
+    export_onnx_to(g, weights, ctx, file, opts, stats);
+    file.commit();
+  } catch (const FileError& e) {
+    throw ExportError(e.what());
+  }
 }
 
 }  // namespace tensat

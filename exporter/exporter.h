@@ -1,12 +1,15 @@
 // Exporter: ir::Graph -> ONNX model.
 //
 // Keeps the graph interface of the source model (input and output names, order and types),
-// its opset imports and metadata; re-emits opaque nodes verbatim; computes weight-only
-// subgraphs (concat/enlarge/merge/transpose/reshape... of weights) into new initializers
-// with the CPU reference executor; lowers fused activations back into separate ONNX nodes;
+// its opset imports and metadata; re-emits opaque nodes verbatim; writes weight leaves as
+// initializers; lowers fused activations back into separate ONNX nodes;
 // flattens nested binary concats/splits on one axis into single n-ary ONNX nodes. The ONNX
 // checker runs before writing (skipped with a warning where Debian's onnx 1.12 cannot judge
 // the model: IR version > 8 or opset > 17). Files are written atomically (temp + rename).
+//
+// The exporter only writes: a graph that still computes weights (a weight-only subgraph
+// such as a concat of two weights) must go through fold_weights (pipeline/weight_folding.h)
+// first; export throws ExportError for such a node.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -15,9 +18,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "egraph/graph.h"
-#include "egraph/weights.h"
-#include "importer/model_context.h"
+#include "lang/graph.h"
+#include "lang/weights.h"
+#include "onnx_model/model_context.h"
+#include "support/atomic_file.h"
 
 namespace tensat {
 
@@ -31,7 +35,6 @@ struct ExportOptions {
 };
 
 struct ExportStats {
-  int folded_weights = 0;                  ///< weight-only subgraphs computed into initializers
   std::map<std::string, int> op_counts;    ///< ONNX op types in the exported graph
   bool checker_ran = false;
   std::string checker_skipped_reason;
@@ -46,6 +49,11 @@ onnx::ModelProto export_model(const ir::Graph& g, const WeightStore& weights, co
 /// back afterwards.
 void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
                       const ExportOptions& opts = {}, ExportStats* stats = nullptr);
+
+/// Builds the model and writes it into an open AtomicFile without committing it (the caller
+/// checks the written file first, then commits). Same memory behaviour as export_onnx_file.
+void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, AtomicFile& file,
+                    const ExportOptions& opts = {}, ExportStats* stats = nullptr);
 
 /// Writes any model atomically. Throws ExportError.
 void write_model_atomic(const onnx::ModelProto& model, const std::string& path);

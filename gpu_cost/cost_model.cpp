@@ -54,23 +54,12 @@ double opaque_cost_ms(int64_t output_bytes) {
 }
 
 std::optional<double> structural_cost(Op op, const Children& c) {
-  switch (op) {
-    case Op::Num: case Op::Sym: case Op::Input: case Op::Weight: case Op::Zeros: case Op::Noop:
-    case Op::Split0: case Op::Split1: case Op::Select: case Op::Reshape:
-      return 0.0;
-    case Op::Transpose: {
-      auto perm = parse_dims(*c[0]);
-      if (perm && c.size() == 2 && c[1]->kind == Kind::Tensor && perm->size() == c[1]->shape().size() &&
-          !transpose_moves_data(*perm, c[1]->shape()))
-        return 0.0;
-      return std::nullopt;
-    }
-    case Op::Opaque: {
-      auto out = output_type(op, c);
-      return opaque_cost_ms(out ? value_bytes(*out) : 0);
-    }
-    default: return std::nullopt;
+  if (is_free_node(op, c)) return 0.0;
+  if (op == Op::Opaque) {
+    auto out = output_type(op, c);
+    return opaque_cost_ms(out ? value_bytes(*out) : 0);
   }
+  return std::nullopt;
 }
 
 double CostModel::op_cost(Op op, const Children& children) {
@@ -78,47 +67,65 @@ double CostModel::op_cost(Op op, const Children& children) {
   return kernel_cost(op, children, signature(op, children));
 }
 
-std::unique_ptr<CostModel> make_cost_model(std::string_view name_in, const CostOptions& opts) {
+std::optional<CostModelKind> cost_model_kind_from_name(std::string_view name_in) {
   std::string name(name_in);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
-  auto roofline = [&] {
+  if (name == "auto") return CostModelKind::Auto;
+  if (name == "cuda") return CostModelKind::Cuda;
+  if (name == "roofline") return CostModelKind::Roofline;
+  if (name == "table") return CostModelKind::Table;
+  return std::nullopt;
+}
+
+std::string_view cost_model_kind_name(CostModelKind k) {
+  switch (k) {
+    case CostModelKind::Auto: return "auto";
+    case CostModelKind::Cuda: return "cuda";
+    case CostModelKind::Roofline: return "roofline";
+    case CostModelKind::Table: return "table";
+  }
+  return "?";
+}
+
+std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostOptions& opts) {
+  auto kind = cost_model_kind_from_name(name);
+  if (!kind) throw std::invalid_argument("unknown cost model '" + std::string(name) + "' (cuda, roofline, table, auto)");
+  return make_cost_model(*kind, opts);
+}
+
+std::unique_ptr<CostModel> make_cost_model(CostModelKind kind, const CostOptions& opts) {
+  auto profile = [&]() -> const DeviceProfile& {
     const DeviceProfile* p = find_profile(opts.profile);
     if (!p) throw std::invalid_argument("unknown device profile '" + opts.profile + "' (known: " + profile_list() + ")");
-    return std::make_unique<RooflineModel>(*p);
+    return *p;
   };
-  if (name == "roofline") return roofline();
-  if (name == "cuda") {
-    if (!gpu::available()) throw std::invalid_argument("cost model 'cuda' needs a GPU, and none was found");
-    return std::make_unique<CudaCostModel>(opts);
+  switch (kind) {
+    case CostModelKind::Roofline: return std::make_unique<RooflineModel>(profile());
+    case CostModelKind::Cuda:
+      if (!gpu::available()) throw std::invalid_argument("cost model 'cuda' needs a GPU, and none was found");
+      return std::make_unique<CudaCostModel>(opts);
+    case CostModelKind::Table: return std::make_unique<TableModel>(opts.table_path, opts.table_device, profile());
+    case CostModelKind::Auto: break;
   }
-  if (name == "table") {
-    const DeviceProfile* p = find_profile(opts.profile);
-    if (!p) throw std::invalid_argument("unknown device profile '" + opts.profile + "' (known: " + profile_list() + ")");
-    return std::make_unique<TableModel>(opts.table_path, opts.table_device, *p);
-  }
-  if (name == "auto") {
-    if (gpu::available()) {
-      try {
-        return std::make_unique<CudaCostModel>(opts);
-      } catch (const gpu::GpuError& e) {
-        spdlog::warn("cost model auto: the GPU could not be used ({}); trying the table, then roofline", e.what());
-      }
+  if (gpu::available()) {
+    try {
+      return std::make_unique<CudaCostModel>(opts);
+    } catch (const gpu::GpuError& e) {
+      spdlog::warn("cost model auto: the GPU could not be used ({}); trying the table, then roofline", e.what());
     }
-    if (!opts.table_path.empty()) {
-      const DeviceProfile* p = find_profile(opts.profile);
-      if (!p) throw std::invalid_argument("unknown device profile '" + opts.profile + "'");
-      try {
-        auto table = std::make_unique<TableModel>(opts.table_path, opts.table_device, *p);
-        if (table->covers(opts.required)) return table;
-        spdlog::info("cost model auto: table {} does not cover every signature; using roofline {}", opts.table_path,
-                     opts.profile);
-      } catch (const std::invalid_argument& e) {
-        spdlog::warn("cost model auto: {}; using roofline {}", e.what(), opts.profile);
-      }
-    }
-    return roofline();
   }
-  throw std::invalid_argument("unknown cost model '" + std::string(name_in) + "' (cuda, roofline, table, auto)");
+  const DeviceProfile& p = profile();
+  if (!opts.table_path.empty()) {
+    try {
+      auto table = std::make_unique<TableModel>(opts.table_path, opts.table_device, p);
+      if (table->covers(opts.required)) return table;
+      spdlog::info("cost model auto: table {} does not cover every signature; using roofline {}", opts.table_path,
+                   opts.profile);
+    } catch (const std::invalid_argument& e) {
+      spdlog::warn("cost model auto: {}; using roofline {}", e.what(), opts.profile);
+    }
+  }
+  return std::make_unique<RooflineModel>(p);
 }
 
 }  // namespace tensat::cost

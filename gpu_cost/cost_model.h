@@ -1,7 +1,7 @@
 // CostModel: the cost in milliseconds of one operator signature (TASO's cost model).
 //
 // A signature is an operator plus the ValueTypes of its children: parameter values and input
-// shapes (egraph/types.h). The graph cost is the sum of its nodes' costs (the paper's model),
+// shapes (lang/types.h). The graph cost is the sum of its nodes' costs (the paper's model),
 // so a model only has to price single operators. Three implementations:
 //   cuda      measured on this machine's GPU with cuDNN/cuBLAS, cached on disk (cuda_model.h)
 //   roofline  FLOPs and bytes against a device profile, T4 by default (roofline.h)
@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "egraph/op.h"
-#include "egraph/types.h"
+#include "lang/op.h"
+#include "lang/types.h"
 
 namespace tensat::cost {
 
@@ -76,8 +76,16 @@ struct CostOptions {
   bool allow_tf32 = false;            ///< cuda: let cuDNN/cuBLAS use TF32 tensor cores
 };
 
-/// "cuda", "roofline", "table" or "auto". Throws std::invalid_argument for an unknown name
-/// or profile, an unreadable table file, or "cuda" on a machine without a GPU.
+/// Which cost model (--cost-model).
+enum class CostModelKind : uint8_t { Auto, Cuda, Roofline, Table };
+/// "auto" | "cuda" | "roofline" | "table" (case-insensitive); nullopt otherwise.
+std::optional<CostModelKind> cost_model_kind_from_name(std::string_view name);
+std::string_view cost_model_kind_name(CostModelKind k);
+
+/// Throws std::invalid_argument for an unknown profile, an unreadable table file, or cuda on
+/// a machine without a GPU.
+std::unique_ptr<CostModel> make_cost_model(CostModelKind kind, const CostOptions& opts = {});
+/// By name (cost_model_kind_from_name); also throws std::invalid_argument for an unknown name.
 std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostOptions& opts = {});
 
 }  // namespace tensat::cost

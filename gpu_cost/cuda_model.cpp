@@ -19,6 +19,8 @@ CudaCostModel::CudaCostModel(const CostOptions& opts)
       fallback_(profile_for_device(ctx_->device_name())),
       warmup_(opts.warmup),
       repeats_(opts.repeats) {
+  // Costs measured another way are not mixed with ours: they are dropped (and re-measured).
+  cache_.set_method(device_, kMethod);
   const auto* e = cache_.entries(device_);
   spdlog::info("cost model cuda on {}: {} cached costs{}", device_, e ? e->size() : 0,
                cache_.path().empty() ? " (no cache file)" : " from " + cache_.path());

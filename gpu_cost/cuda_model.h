@@ -21,6 +21,9 @@ namespace tensat::cost {
 
 class CudaCostModel : public CostModel {
  public:
+  /// The measurement method of the costs this model writes (cost_cache.h).
+  static constexpr const char* kMethod = kMethodSingleLaunch;
+
   /// Throws gpu::GpuError if there is no usable GPU.
   explicit CudaCostModel(const CostOptions& opts);
   ~CudaCostModel() override;

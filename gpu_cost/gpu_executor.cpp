@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "egraph/weights.h"
+#include "lang/weights.h"
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/op_params.h"
 

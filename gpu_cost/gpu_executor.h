@@ -2,8 +2,8 @@
 // measures (gpu_ops.h). Used for verification (GPU instead of the CPU reference) and for
 // end-to-end timing of original vs optimized graphs.
 //
-// Same API shape as the CPU reference executor (refexec/executor.h; its Tensor, RunOptions,
-// RunResult and ExecError types are reused): inputs by name, weights from the WeightStore,
+// Same API as the CPU reference executor (refexec/executor.h), over the executors' shared
+// types (exec/tensor.h: Tensor, RunOptions, RunResult, ExecError): inputs by name, weights from the WeightStore,
 // opaque values supplied by the caller in RunOptions::provided. Only the nodes the outputs
 // need are evaluated. reshape, data-free transposes and split_0/split_1 alias their operand
 // (no copy). Every value stays on the GPU until the run ends (no buffer reuse: simple, and
@@ -13,19 +13,18 @@
 #include <string>
 #include <unordered_map>
 
-#include "egraph/graph.h"
-#include "egraph/weights.h"
+#include "lang/graph.h"
+#include "lang/weights.h"
 #include "gpu_cost/gpu_runtime.h"
-#include "refexec/executor.h"
+#include "exec/tensor.h"
 
 namespace tensat::gpu {
 
-using refexec::ExecError;
-using refexec::RunOptions;
-using refexec::RunResult;
-using refexec::Tensor;
+using exec::ExecError;
+using exec::RunOptions;
+using exec::RunResult;
+using exec::Tensor;
 
-/// Call it qualified, gpu::run: argument-dependent lookup also finds refexec::run.
 /// Evaluates the graph on `ctx`'s GPU; throws ExecError for a missing input, weight or
 /// opaque value or non-f32 data, GpuError for a failing CUDA/cuDNN/cuBLAS call.
 RunResult run(Context& ctx, const ir::Graph& g, const WeightStore& weights,

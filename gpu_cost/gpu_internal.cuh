@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "egraph/op.h"
+#include "lang/op.h"
 #include "gpu_cost/gpu_runtime.h"
 
 namespace tensat::gpu {

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "egraph/weights.h"
+#include "lang/weights.h"
 #include "gpu_cost/gpu_internal.cuh"
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/op_params.h"
@@ -415,19 +415,6 @@ class MergeKernel final : public Kernel {
 };
 
 }  // namespace
-
-bool has_kernel(Op op, const Children& c) {
-  switch (op) {
-    case Op::Num: case Op::Sym: case Op::Input: case Op::Weight: case Op::Zeros:
-    case Op::Reshape: case Op::Split0: case Op::Split1: case Op::Noop: case Op::Opaque: case Op::Select:
-      return false;
-    case Op::Transpose: {
-      auto perm = parse_dims(*c[0]);
-      return perm && c[1]->kind == Kind::Tensor && cost::transpose_moves_data(*perm, c[1]->shape());
-    }
-    default: return true;
-  }
-}
 
 std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& c) {
   auto out = cost::output_type(op, c);

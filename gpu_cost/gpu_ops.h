@@ -25,9 +25,10 @@
 #include <memory>
 #include <vector>
 
-#include "egraph/op.h"
-#include "egraph/types.h"
+#include "lang/op.h"
+#include "lang/types.h"
 #include "gpu_cost/gpu_runtime.h"
+#include "gpu_cost/op_params.h"
 
 namespace tensat::gpu {
 
@@ -43,7 +44,9 @@ class Kernel {
 };
 
 /// Whether the operator runs a kernel (see the header comment).
-bool has_kernel(Op op, const Children& children);
+inline bool has_kernel(Op op, const Children& children) {
+  return op != Op::Opaque && !cost::is_free_node(op, children);
+}
 
 /// Prepares the kernel of a well-typed node; throws GpuError if the node has no kernel or
 /// is not supported on the GPU (e.g. non-f32 data where float math is needed).

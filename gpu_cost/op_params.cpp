@@ -1,7 +1,7 @@
 // Decoding of operator signatures (see op_params.h).
 #include "gpu_cost/op_params.h"
 
-#include "egraph/weights.h"
+#include "lang/weights.h"
 
 namespace tensat::cost {
 
@@ -94,6 +94,13 @@ bool transpose_moves_data(const std::vector<int64_t>& perm, const Shape& shape) 
     last = p;
   }
   return false;
+}
+
+bool is_free_node(Op op, const Children& c) {
+  if (op_info(op).free) return true;
+  if (op != Op::Transpose || c.size() != 2 || c[1]->kind != Kind::Tensor) return false;
+  auto perm = parse_dims(*c[0]);
+  return perm && perm->size() == c[1]->shape().size() && !transpose_moves_data(*perm, c[1]->shape());
 }
 
 std::vector<int64_t> row_major_strides(const Shape& s) {

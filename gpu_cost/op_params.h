@@ -1,7 +1,7 @@
 // Decoded operator parameters for the cost models and the GPU kernels.
 //
 // An operator signature is an Op plus the ValueTypes of its children (parameters first,
-// tensors last, egraph/op.h). The roofline model, the CUDA measurements and the GPU
+// tensors last, lang/op.h). The roofline model, the CUDA measurements and the GPU
 // executor all need the same numbers out of it (conv geometry, pool windows, matmul
 // batch shapes), so they are decoded here once. Plain C++: also included by .cu files.
 #pragma once
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "egraph/op.h"
-#include "egraph/types.h"
+#include "lang/op.h"
+#include "lang/types.h"
 
 namespace tensat::cost {
 
@@ -64,6 +64,11 @@ int64_t value_bytes(const ValueType& v);
 /// Whether transposing `shape` by `perm` moves data in memory (false when only size-1
 /// dimensions move, e.g. [1,C,1,1] -> [C,1,1,1]: then it is a reshape and costs nothing).
 bool transpose_moves_data(const std::vector<int64_t>& perm, const Shape& shape);
+
+/// True when the node costs nothing at run time and runs no kernel: a free operator
+/// (OpInfo::free: leaves, parameters, reshape, tuple parts, the root) or a transpose that
+/// moves no data. Opaque nodes are not free (they run, outside the language).
+bool is_free_node(Op op, const Children& c);
 
 /// Row-major strides of a shape, in elements.
 std::vector<int64_t> row_major_strides(const Shape& s);

@@ -15,27 +15,11 @@
 #include <queue>
 
 #include "importer/importer_impl.h"
+#include "onnx_model/dtype.h"
 
 namespace tensat {
 
 namespace {
-
-std::optional<DType> dtype_from_onnx(int32_t t) {
-  switch (t) {
-    case onnx::TensorProto::FLOAT: return DType::F32;
-    case onnx::TensorProto::FLOAT16: return DType::F16;
-    case onnx::TensorProto::DOUBLE: return DType::F64;
-    case onnx::TensorProto::INT64: return DType::I64;
-    case onnx::TensorProto::INT32: return DType::I32;
-    case onnx::TensorProto::INT8: return DType::I8;
-    case onnx::TensorProto::UINT8: return DType::U8;
-    case onnx::TensorProto::BOOL: return DType::Bool;
-    default: return std::nullopt;
-  }
-}
-
-// Element types outside the list above are carried as DType::Other (opaque nodes only).
-DType dtype_or_other(int32_t t) { return dtype_from_onnx(t).value_or(DType::Other); }
 
 // Converts an initializer / Constant tensor to raw bytes, moving raw_data where possible.
 WeightData tensor_to_weight(onnx::TensorProto& t, const std::string& where) {

@@ -14,10 +14,10 @@
 #include <map>
 #include <string>
 
-#include "egraph/graph.h"
-#include "egraph/weights.h"
+#include "lang/graph.h"
+#include "lang/weights.h"
 #include "importer/import_error.h"
-#include "importer/model_context.h"
+#include "onnx_model/model_context.h"
 
 namespace tensat {
 

@@ -1,13 +1,12 @@
 // Costing implementation.
 #include "pipeline/costing.h"
 
-#include "exporter/weight_folding.h"
 
 namespace tensat {
 
 double graph_cost(const ir::Graph& g, cost::CostModel& model) {
   ir::Graph c = g.compact();
-  std::vector<bool> wo = compute_weight_only(c);
+  std::vector<bool> wo = weight_only_nodes(c);
   double total = 0;
   std::vector<const ValueType*> kids;
   for (ir::NodeId i = 0; i < c.size(); ++i) {
@@ -27,12 +26,12 @@ std::vector<double> enode_costs(const EGraph& eg, cost::CostModel& model) {
       const ENode& e = eg.node(n);
       kids.clear();
       // Weight-only per node (not per class): the node itself is computable at export time.
-      bool wo = e.op != Op::Input && e.op != Op::Opaque && e.op != Op::Select && e.op != Op::Noop;
+      bool all = true;
       for (auto ch : e.children) {
         kids.push_back(&eg.type(ch));
-        wo = wo && eg.data(ch).weight_only;
+        all = all && eg.data(ch).weight_only;
       }
-      out[n.v] = model.node_cost(e.op, kids, wo);
+      out[n.v] = model.node_cost(e.op, kids, is_weight_only(e.op, all));
     }
   }
   return out;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
-#include "egraph/graph.h"
+#include "lang/graph.h"
 #include "gpu_cost/cost_model.h"
 
 namespace tensat {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "egraph/egraph.h"
-#include "egraph/graph.h"
+#include "lang/graph.h"
 #include "extract/extract_graph.h"
 
 namespace tensat {

@@ -1,13 +1,26 @@
-// PipelineOptions: every choice of an onnx-tensat run (the command-line flags map 1:1).
+// PipelineOptions: every choice of an onnx-tensat run, parsed once (the command line maps its
+// flags 1:1 onto these fields, turning names into the enums below).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "egraph/types.h"
+#include "egraph/cycle_filter.h"
+#include "extract/extract.h"
+#include "gpu_cost/cost_model.h"
+#include "lang/types.h"
 
 namespace tensat {
+
+/// Where verification runs (--verify): auto = the GPU executor where a GPU exists, else the
+/// CPU reference executor.
+enum class VerifyMode : uint8_t { Auto, Gpu, Cpu, Off };
+std::optional<VerifyMode> verify_mode_from_name(std::string_view s);
+std::string_view verify_mode_name(VerifyMode m);
 
 struct PipelineOptions {
   std::string input, output;
@@ -18,24 +31,24 @@ struct PipelineOptions {
   size_t iter_limit = 15;
   double time_limit_s = 60.0;                  ///< exploration wall-clock limit
   size_t k_multi = 1;
-  std::string cycle_filter = "efficient";      ///< efficient | vanilla | none
+  CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
   std::vector<std::string> rule_files;         ///< --rules (.rules text or TASO .pb); empty = built-in set
 
   // extraction
-  std::string extract = "ilp";                 ///< greedy | dag | ilp
+  extract::Method extract = extract::Method::Ilp;
   double ilp_time_limit_s = 10.0;
   double ilp_stall_s = -1.0;                   ///< ILP stall stop (s); < 0: max(0.3, 3% of the limit); 0: off
-  std::string ilp_order = "none";              ///< none | real | int
+  extract::OrderConstraints ilp_order = extract::OrderConstraints::None;
   int threads = 1;
 
   // cost model
-  std::string cost_model = "auto";             ///< auto | cuda | roofline | table
-  std::string device_profile = "t4";           ///< t4 | v100 | a100 | h100 (roofline, fallbacks)
-  std::string cost_cache;                      ///< cuda cache file / table file
+  cost::CostModelKind cost_model = cost::CostModelKind::Auto;
+  std::string device_profile = "t4";           ///< a roofline profile name (validated by the CLI)
+  std::string cost_cache;                      ///< cuda: persistent cache file
   std::string cost_table;                      ///< table file (default: the committed one)
 
   // verification
-  std::string verify = "auto";                 ///< auto | gpu | cpu | off
+  VerifyMode verify = VerifyMode::Auto;
   bool force = false;                          ///< write the output even if verification fails
   uint64_t seed = 1;                           ///< random inputs for verification
 

@@ -2,12 +2,10 @@
 #include "pipeline/pipeline.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "egraph/bridge.h"
@@ -24,40 +22,25 @@
 #include "pipeline/costing.h"
 #include "pipeline/egraph_extract.h"
 #include "pipeline/rule_sources.h"
+#include "pipeline/weight_folding.h"
+#include "support/atomic_file.h"
+#include "support/stopwatch.h"
 
 namespace tensat {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Removes the staging file unless it was moved into place.
-struct Staging {
-  std::string path;
-  bool keep = false;
-  ~Staging() {
-    if (!keep && !path.empty()) ::unlink(path.c_str());
-  }
-};
-
-std::string staging_path(const std::string& out) {
-  std::filesystem::path p(out);
-  std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  return dir + "/." + p.filename().string() + ".tensat-" + std::to_string(::getpid()) + ".onnx";
-}
 
 std::unique_ptr<cost::CostModel> make_model(const PipelineOptions& o, const ir::Graph& g) {
   cost::CostOptions co;
   co.profile = o.device_profile;
   co.cache_path = o.cost_cache;
   co.table_path = o.cost_table;
-  if (o.cost_model == "table" && co.table_path.empty()) co.table_path = o.cost_cache;
-  if (o.cost_model == "auto" && co.table_path.empty()) {
+  if (o.cost_model == cost::CostModelKind::Table && co.table_path.empty()) co.table_path = o.cost_cache;
+  if (o.cost_model == cost::CostModelKind::Auto && co.table_path.empty()) {
     std::string def = default_cost_table();
     if (!def.empty() && std::filesystem::exists(def)) co.table_path = def;
   }
-  if (o.cost_model == "auto") {
+  if (o.cost_model == cost::CostModelKind::Auto) {
     std::set<std::string> sigs;
     std::vector<const ValueType*> kids;
     for (ir::NodeId i = 0; i < g.size(); ++i) {
@@ -75,34 +58,33 @@ std::unique_ptr<cost::CostModel> make_model(const PipelineOptions& o, const ir::
   }
 }
 
-std::string resolve_verify(const std::string& v) {
-  if (v == "auto") return gpu::available() ? "gpu" : "cpu";
-  if (v == "gpu" && !gpu::available()) throw UsageError("--verify gpu: no GPU is available on this machine");
-  return v;
+// The executor verification runs on; nullopt for --verify off.
+std::optional<Executor> resolve_verify(VerifyMode v) {
+  switch (v) {
+    case VerifyMode::Off: return std::nullopt;
+    case VerifyMode::Cpu: return Executor::Cpu;
+    case VerifyMode::Gpu:
+      if (!gpu::available()) throw UsageError("--verify gpu: no GPU is available on this machine");
+      return Executor::Gpu;
+    case VerifyMode::Auto: break;
+  }
+  return gpu::available() ? Executor::Gpu : Executor::Cpu;
 }
 
 }  // namespace
 
 void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
-  auto t_start = Clock::now();
+  const Stopwatch total;
   rep.input = o.input;
   rep.output = o.output;
-  for (const auto& [name, allowed] : std::vector<std::pair<std::string, std::set<std::string>>>{
-           {o.cycle_filter, {"efficient", "vanilla", "none"}},
-           {o.extract, {"greedy", "dag", "ilp"}},
-           {o.ilp_order, {"none", "real", "int"}},
-           {o.cost_model, {"auto", "cuda", "roofline", "table"}},
-           {o.verify, {"auto", "gpu", "cpu", "off"}}}) {
-    if (!allowed.count(name)) throw UsageError("unknown choice '" + name + "'");
-  }
-  std::string verify_method = o.verify == "off" ? "off" : resolve_verify(o.verify);
+  const std::optional<Executor> verify_on = resolve_verify(o.verify);
 
   // ---- import --------------------------------------------------------------------------
-  auto t = Clock::now();
+  Stopwatch t;
   ImportOptions iopts;
   iopts.input_shapes = o.input_shapes;
   ImportResult imp = import_onnx_file(o.input, iopts);
-  rep.times["import"] = since(t);
+  rep.times["import"] = t.seconds();
   rep.ops_before = imp.stats.onnx_op_counts;
   rep.opaque_nodes = imp.stats.opaque_nodes;
 
@@ -119,7 +101,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.cost_before = graph_cost(imp.graph, *model);
 
   // ---- explore ----------------------------------------------------------------------------
-  t = Clock::now();
+  t.restart();
   EGraph eg;
   EClassId root = add_graph(eg, imp.graph);
   RunnerConfig rc;
@@ -127,7 +109,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rc.iter_limit = o.iter_limit;
   rc.time_limit_s = o.time_limit_s;
   rc.k_multi = o.k_multi;
-  rc.cycle_filter = *cycle_filter_from_name(o.cycle_filter);
+  rc.cycle_filter = o.cycle_filter;
   if (o.progress) {
     rc.on_iteration = [](const IterationReport& it) {
       std::fprintf(stderr, "explore: iteration %zu: %zu e-nodes, %zu e-classes, %zu filtered%s\n", it.iteration + 1,
@@ -135,7 +117,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     };
   }
   RunReport run = Runner(eg).with_config(rc).run(rules);
-  rep.times["explore"] = since(t);
+  rep.times["explore"] = t.seconds();
   rep.egraph.nodes = run.nodes;
   rep.egraph.classes = run.classes;
   rep.egraph.iterations = run.iterations.size();
@@ -150,22 +132,22 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   }
 
   // ---- extract ----------------------------------------------------------------------------
-  t = Clock::now();
+  t.restart();
   std::vector<double> costs = enode_costs(eg, *model);
   ExtractView view = to_extract_graph(eg, root, costs);
   if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
   extract::ExtractOptions eo;
-  eo.method = extract::parse_method(o.extract);
+  eo.method = o.extract;
   eo.ilp.time_limit_s = o.ilp_time_limit_s;
   eo.ilp.stall_s = o.ilp_stall_s;
   eo.ilp.threads = o.threads;
-  eo.ilp.order = extract::parse_order(o.ilp_order);
+  eo.ilp.order = o.ilp_order;
   if (o.progress && eo.method == extract::Method::Ilp)
     std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
                  view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);
   extract::ExtractResult ex = extract::extract(view.graph, eo);
   ir::Graph best = choice_to_graph(eg, root, view, ex.choice);
-  rep.times["extract"] = since(t);
+  rep.times["extract"] = t.seconds();
   rep.extraction.method = ex.method;
   rep.extraction.status = ex.status;
   rep.extraction.gap = ex.gap;
@@ -183,31 +165,40 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   }
   model->flush();
 
-  // ---- export (to a staging file next to the output) ----------------------------------------
-  t = Clock::now();
-  Staging staging{staging_path(o.output)};
+  // ---- fold weights, export (to a temporary file next to the output) --------------------------
+  t.restart();
+  FoldStats fs;
+  best = fold_weights(best, imp.weights, &fs);
+  AtomicFile staging = [&] {
+    try {
+      return AtomicFile(o.output);
+    } catch (const FileError& e) {
+      throw UsageError(e.what());
+    }
+  }();
   ExportStats es;
-  export_onnx_file(best, imp.weights, imp.ctx, staging.path, {}, &es);
-  rep.times["export"] = since(t);
+  export_onnx_to(best, imp.weights, imp.ctx, staging, {}, &es);
+  rep.times["export"] = t.seconds();
+  rep.folded_weights = fs.folded;
   rep.ops_after = es.op_counts;
   if (!es.checker_skipped_reason.empty())
     spdlog::warn("ONNX checker skipped: {}; relying on the numeric verification", es.checker_skipped_reason);
 
   // ---- verify -----------------------------------------------------------------------------
-  t = Clock::now();
-  if (verify_method != "off" || o.measure) {
-    ImportResult opt = import_onnx_file(staging.path, iopts);
-    if (verify_method != "off") {
-      rep.verify = verify_models(imp, opt, verify_method, o.seed);
+  t.restart();
+  if (verify_on || o.measure) {
+    ImportResult opt = import_onnx_file(staging.temp_path(), iopts);
+    if (verify_on) {
+      rep.verify = verify_models(imp, opt, *verify_on, o.seed);
       rep.verify_ran = true;
     }
     if (o.measure && gpu::available()) {
-      std::unordered_map<std::string, refexec::Tensor> inputs;
+      exec::Inputs inputs;
       for (const auto& n : imp.graph.nodes()) {
         if (n.op != Op::Input) continue;
         auto leaf = parse_leaf_id(imp.graph.node(n.children[0]).sym);
         if (leaf && leaf->type.dtype == DType::F32)
-          inputs[leaf->name] = refexec::random_tensor(leaf->type.shape, o.seed);
+          inputs[leaf->name] = exec::random_tensor(leaf->type.shape, o.seed);
       }
       if (imp.stats.opaque_nodes == 0) {
         rep.measured_before_ms = gpu::time_ms(imp.graph, imp.weights, inputs);
@@ -218,18 +209,16 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       }
     }
   }
-  rep.times["verify"] = since(t);
+  rep.times["verify"] = t.seconds();
 
   if (rep.verify_ran && !rep.verify.passed && !o.force) {
-    rep.times["total"] = since(t_start);
+    rep.times["total"] = total.seconds();
     throw VerificationError("verification failed (" + rep.verify.method + "): " + rep.verify.failure +
                             "; nothing written (use --force to write anyway)");
   }
-  if (std::rename(staging.path.c_str(), o.output.c_str()) != 0)
-    throw std::runtime_error(o.output + ": cannot move the written model into place");
-  staging.keep = true;
+  staging.commit();
   rep.written = true;
-  rep.times["total"] = since(t_start);
+  rep.times["total"] = total.seconds();
 }
 
 }  // namespace tensat

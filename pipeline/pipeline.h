@@ -33,6 +33,7 @@ struct PipelineReport {
   double cost_before = 0, cost_after = 0;     ///< ms, same cost model
   double cost_extracted = 0;                  ///< the extracted graph's cost (== cost_after unless kept_original)
   bool kept_original = false;                 ///< extraction did not improve: the original graph was kept
+  int folded_weights = 0;                     ///< weight-only subgraphs computed into new initializers
   std::map<std::string, double> times;        ///< import, explore, extract, export, verify, total (s)
   struct {
     size_t nodes = 0, classes = 0, iterations = 0, filtered = 0;

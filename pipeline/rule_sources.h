@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "egraph/rule_spec.h"
+#include "lang/rule_spec.h"
 
 namespace tensat {
 

@@ -3,13 +3,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
 
 #include "gpu_cost/gpu_executor.h"
 #include "refexec/executor.h"
+#include "support/stopwatch.h"
 
 namespace tensat {
 
@@ -28,7 +28,7 @@ std::string first_output(const OpaqueNode& on) {
 struct Prepared {
   ir::Graph graph;                                     // root: noop over the compared points
   std::vector<Key> keys;                               // one per root child
-  std::unordered_map<ir::NodeId, refexec::Tensor> provided;
+  std::unordered_map<ir::NodeId, exec::Tensor> provided;
   int opaque = 0;
 };
 
@@ -56,7 +56,7 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
           points["opaque:" + name + "#" + std::to_string(c)] = nd.children[c];
       }
       if (id->outputs.size() == 1) {
-        p.provided[n] = refexec::random_tensor(id->outputs[0].shape, seed_of(name, seed));
+        p.provided[n] = exec::random_tensor(id->outputs[0].shape, seed_of(name, seed));
       }
     } else if (nd.op == Op::Select) {
       const ir::Node& t = g.node(nd.children[1]);
@@ -65,7 +65,7 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
       const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
       int64_t k = g.node(nd.children[0]).num;
       std::string name = on.node.output(static_cast<int>(k));
-      p.provided[n] = refexec::random_tensor(g.type(n).tensor.shape, seed_of(name, seed));
+      p.provided[n] = exec::random_tensor(g.type(n).tensor.shape, seed_of(name, seed));
     }
   }
   std::vector<ir::NodeId> kids;
@@ -80,32 +80,33 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
   return p;
 }
 
-std::unordered_map<std::string, refexec::Tensor> make_inputs(const ImportResult& m, uint64_t seed) {
-  std::unordered_map<std::string, refexec::Tensor> in;
+exec::Inputs make_inputs(const ImportResult& m, uint64_t seed) {
+  exec::Inputs in;
   for (const auto& n : m.graph.nodes()) {
     if (n.op != Op::Input) continue;
     auto leaf = parse_leaf_id(m.graph.node(n.children[0]).sym);
     if (!leaf || leaf->type.dtype != DType::F32) continue;
-    in[leaf->name] = refexec::random_tensor(leaf->type.shape, seed_of("input:" + leaf->name, seed));
+    in[leaf->name] = exec::random_tensor(leaf->type.shape, seed_of("input:" + leaf->name, seed));
   }
   return in;
 }
 
-refexec::RunResult run_with(const std::string& method, const Prepared& p, const WeightStore& w,
-                            const std::unordered_map<std::string, refexec::Tensor>& inputs) {
-  refexec::RunOptions opts;
+exec::RunResult run_on(Executor on, const Prepared& p, const WeightStore& w, const exec::Inputs& inputs) {
+  exec::RunOptions opts;
   opts.provided = p.provided;
-  if (method == "gpu") return gpu::run(p.graph, w, inputs, opts);
+  if (on == Executor::Gpu) return gpu::run(p.graph, w, inputs, opts);
   return refexec::run(p.graph, w, inputs, opts);
 }
 
 }  // namespace
 
-VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, const std::string& method,
-                           uint64_t seed, Tolerance tol) {
-  auto t0 = std::chrono::steady_clock::now();
+std::string_view executor_name(Executor e) { return e == Executor::Gpu ? "gpu" : "cpu"; }
+
+VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, Executor on, uint64_t seed,
+                           Tolerance tol) {
+  const Stopwatch sw;
   VerifyResult r;
-  r.method = method;
+  r.method = std::string(executor_name(on));
   Prepared a = prepare(original, seed), b = prepare(optimized, seed);
   r.opaque_regions = a.opaque;
   if (a.keys != b.keys) {
@@ -117,12 +118,12 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
     return r;
   }
   auto inputs = make_inputs(original, seed);
-  refexec::RunResult ra = run_with(method, a, original.weights, inputs);
-  refexec::RunResult rb = run_with(method, b, optimized.weights, inputs);
+  exec::RunResult ra = run_on(on, a, original.weights, inputs);
+  exec::RunResult rb = run_on(on, b, optimized.weights, inputs);
   r.passed = true;
   for (size_t i = 0; i < a.keys.size(); ++i) {
-    const refexec::Tensor& x = ra.outputs[i];
-    const refexec::Tensor& y = rb.outputs[i];
+    const exec::Tensor& x = ra.outputs[i];
+    const exec::Tensor& y = rb.outputs[i];
     r.compared++;
     const std::string what = a.keys[i].rfind("out:", 0) == 0 ? "output '" + a.keys[i].substr(4) + "'"
                                                               : "input " + a.keys[i].substr(7) + " of an opaque node";
@@ -154,7 +155,7 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
     }
     if (!r.passed) break;
   }
-  r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.time_s = sw.seconds();
   return r;
 }
 

@@ -7,11 +7,17 @@
 // every optimizable region between opaque nodes is checked on random region inputs.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "importer/importer.h"
 
 namespace tensat {
+
+/// The executor a verification runs on.
+enum class Executor : uint8_t { Cpu, Gpu };
+std::string_view executor_name(Executor e);  ///< "cpu" | "gpu"
 
 struct VerifyResult {
   std::string method;        ///< cpu | gpu
@@ -30,8 +36,8 @@ struct Tolerance {
   double atol = 1e-4;
 };
 
-/// Throws refexec::ExecError (or a GPU error) if a graph cannot be evaluated.
-VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, const std::string& method,
-                           uint64_t seed, Tolerance tol = {});
+/// Throws exec::ExecError (or a GPU error) if a graph cannot be evaluated.
+VerifyResult verify_models(const ImportResult& original, const ImportResult& optimized, Executor on, uint64_t seed,
+                           Tolerance tol = {});
 
 }  // namespace tensat

@@ -351,31 +351,11 @@ class Runner {
   size_t cur_bytes_ = 0, peak_bytes_ = 0;  // owned value bytes now / at most
 };
 
-// SplitMix64: a counter-based generator, so element i depends only on (seed, i).
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 RunResult run(const ir::Graph& g, const WeightStore& weights,
               const std::unordered_map<std::string, Tensor>& inputs, const RunOptions& opts) {
   return Runner(g, weights, inputs, opts).run();
-}
-
-Tensor random_tensor(const Shape& shape, uint64_t seed, float lo, float hi) {
-  Tensor t(shape);
-  const uint64_t base = splitmix64(seed);
-  for (size_t i = 0; i < t.size(); ++i) {
-    // 24 random bits -> a float in [0, 1) exactly representable, so lo + u*(hi-lo) < hi
-    // for the usual ranges.
-    float u = static_cast<float>(splitmix64(base + i) >> 40) * (1.0f / 16777216.0f);
-    t.data[i] = lo + u * (hi - lo);
-  }
-  return t;
 }
 
 }  // namespace tensat::refexec

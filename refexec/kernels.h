@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "egraph/op.h"
-#include "egraph/types.h"
+#include "lang/op.h"
+#include "lang/types.h"
 #include "refexec/executor.h"
 
 namespace tensat::refexec {

@@ -11,12 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "egraph/op.h"
-#include "egraph/sexpr.h"
-
-#ifndef TENSAT_RULES_DIR
-#define TENSAT_RULES_DIR "rules"
-#endif
+#include "lang/op.h"
+#include "lang/sexpr.h"
 
 namespace tensat::rules {
 
@@ -405,11 +401,9 @@ std::vector<RuleSpec> load_rules_dir(const std::string& dir) {
   return all;
 }
 
-std::string default_rules_dir() { return TENSAT_RULES_DIR; }
-
 std::vector<RuleSpec> default_rules() {
   // The built-in set is compiled in (embedded_rules.h), so it does not depend on the source
-  // tree at run time; load_rules_dir(default_rules_dir()) reads the same files from disk.
+  // tree at run time; load_rules_dir on the rules/ folder reads the same files from disk.
   std::vector<RuleSpec> all;
   std::map<std::string, std::string> where;
   for (const auto& f : embedded_rule_files()) {

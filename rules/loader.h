@@ -1,6 +1,6 @@
 // Loader of the rewrite-rule files (rules/FORMAT.md): text -> RuleSpec.
 //
-//   auto rules = tensat::rules::default_rules();          // every *.rules in TENSAT_RULES_DIR
+//   auto rules = tensat::rules::default_rules();          // the shipped rules/*.rules, compiled in
 //   auto more  = tensat::rules::load_rules_text("r: (relu (relu ?x)) => (relu ?x)", "inline");
 //
 // The loader checks everything that can be checked without an e-graph: syntax, known
@@ -14,13 +14,13 @@
 #include <string_view>
 #include <vector>
 
-#include "egraph/rule_error.h"
-#include "egraph/rule_spec.h"
+#include "lang/rule_error.h"
+#include "lang/rule_spec.h"
 
 namespace tensat::rules {
 
 /// A malformed rule file; what() is "file:line: what is wrong". The same type as the
-/// engine's tensat::RuleError (egraph/rule_error.h), so one catch handles both.
+/// engine's tensat::RuleError (lang/rule_error.h), so one catch handles both.
 using RuleError = tensat::RuleError;
 
 /// Parses rules from text; `filename` is used in messages and RuleSpec::file.
@@ -32,11 +32,9 @@ std::vector<RuleSpec> load_rules_file(const std::string& path);
 /// Every `*.rules` file of `dir`, in sorted file-name order; names unique across files.
 std::vector<RuleSpec> load_rules_dir(const std::string& dir);
 
-/// The shipped rule set: load_rules_dir(TENSAT_RULES_DIR).
+/// The shipped rule set: the rules/*.rules files as they were at build time (compiled in,
+/// so the tool does not read the source tree); load_rules_dir("rules") reads the same files.
 std::vector<RuleSpec> default_rules();
-
-/// The folder the shipped rules were built from (TENSAT_RULES_DIR).
-std::string default_rules_dir();
 
 /// Names of the conditions the format knows (rules/FORMAT.md, "Conditions").
 const std::vector<std::string>& known_conditions();

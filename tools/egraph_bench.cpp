@@ -18,14 +18,13 @@
 #include "egraph/cycle_filter.h"
 #include "egraph/egraph.h"
 #include "egraph/runner.h"
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
+#include "support/stopwatch.h"
 
 using namespace tensat;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 // CPU seconds of this process (robust on a loaded machine).
 double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
@@ -90,28 +89,28 @@ int main(int argc, char** argv) {
 
   {
     EGraph eg;
-    auto t = Clock::now();
+    tensat::Stopwatch t;
     double c0 = cpu_now();
     auto ts = random_dag(eg, n, rng);
-    double add_s = since(t), add_cpu = cpu_now() - c0;
-    t = Clock::now();
+    double add_s = t.seconds(), add_cpu = cpu_now() - c0;
+    t.restart();
     eg.rebuild();
-    double first_rebuild = since(t);
+    double first_rebuild = t.seconds();
     std::printf("add:      %zu e-nodes in %.3f s wall, %.3f s cpu = %.2f M e-nodes/s (cpu) (first rebuild %.3f s)\n",
                 eg.num_nodes(), add_s, add_cpu, eg.num_nodes() / add_cpu / 1e6, first_rebuild);
 
     size_t unions = n / 20;
     size_t nodes_before = eg.num_nodes();
-    t = Clock::now();
+    t.restart();
     for (size_t i = 0; i < unions; ++i) {
       auto pick = [&] { return ts[std::uniform_int_distribution<size_t>(0, ts.size() - 1)(rng)]; };
       eg.merge(pick(), pick());
     }
-    double union_s = since(t);
-    t = Clock::now();
+    double union_s = t.seconds();
+    t.restart();
     c0 = cpu_now();
     eg.rebuild();
-    double rebuild_s = since(t), rebuild_cpu = cpu_now() - c0;
+    double rebuild_s = t.seconds(), rebuild_cpu = cpu_now() - c0;
     std::printf("rebuild:  %zu unions in %.3f s; rebuild %.3f s wall, %.3f s cpu (%zu -> %zu e-nodes, %zu classes) = %.2f M e-nodes/s (cpu)\n",
                 unions, union_s, rebuild_s, rebuild_cpu, nodes_before, eg.num_nodes(), eg.num_classes(),
                 nodes_before / rebuild_cpu / 1e6);
@@ -135,9 +134,9 @@ int main(int argc, char** argv) {
       EGraph eg;
       add_graph(eg, bert_graph());
       size_t start_nodes = eg.num_nodes();
-      auto t = Clock::now();
+      tensat::Stopwatch t;
       RunReport rep = Runner(eg).with_k_multi(k).with_cycle_filter(mode).with_time_limit(60).run(rules);
-      double s = since(t);
+      double s = t.seconds();
       std::printf("bert k_multi=%zu %-9s: %.3f s, %zu -> %zu e-nodes, %zu classes, %zu iterations (%s), %zu filtered, acyclic %s\n",
                   k, std::string(cycle_filter_name(mode)).c_str(), s, start_nodes, eg.num_nodes(),
                   eg.num_classes(), rep.iterations.size(), std::string(stop_reason_name(rep.stop_reason)).c_str(),

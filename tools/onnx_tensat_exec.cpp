@@ -23,13 +23,14 @@
 
 #include "exporter/exporter.h"
 #include "importer/importer.h"
+#include "pipeline/weight_folding.h"
 #include "refexec/executor.h"
+#include "support/atomic_file.h"
+#include "support/stopwatch.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-double secs(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 struct BadInput : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -64,22 +65,12 @@ tensat::refexec::Tensor to_tensor(const onnx::TensorProto& t, const std::string&
   return tensat::refexec::Tensor(std::move(s), std::move(v));
 }
 
-void write_file_atomic(const fs::path& p, const std::string& bytes) {
-  fs::path tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  fs::rename(tmp, p);
-}
-
 int run_model(const std::string& model, const std::string& in_dir, const std::string& out_dir,
               const tensat::ImportOptions& iopts, bool quiet) {
-  auto t0 = Clock::now();
+  tensat::Stopwatch sw;
   tensat::ImportResult imp = tensat::import_onnx_file(model, iopts);
-  auto t1 = Clock::now();
+  const double t_import = sw.seconds();
+  sw.restart();
   if (imp.stats.opaque_nodes > 0) {
     std::string ops;
     for (const auto& [reason, count] : imp.stats.opaque_reasons) {
@@ -114,7 +105,7 @@ int run_model(const std::string& model, const std::string& in_dir, const std::st
   } catch (const tensat::refexec::ExecError& e) {
     throw BadInput(model + ": " + e.what());
   }
-  auto t2 = Clock::now();
+  const double t_run = sw.seconds();
   fs::create_directories(out_dir);
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     onnx::TensorProto t;
@@ -122,11 +113,12 @@ int run_model(const std::string& model, const std::string& in_dir, const std::st
     t.set_data_type(onnx::TensorProto::FLOAT);
     for (auto d : r.outputs[i].shape) t.add_dims(d);
     t.set_raw_data(std::string(reinterpret_cast<const char*>(r.outputs[i].data.data()), r.outputs[i].data.size() * 4));
-    write_file_atomic(fs::path(out_dir) / ("output_" + std::to_string(i) + ".pb"), t.SerializeAsString());
+    tensat::write_file_atomic((fs::path(out_dir) / ("output_" + std::to_string(i) + ".pb")).string(),
+                              t.SerializeAsString());
   }
   if (!quiet)
     std::fprintf(stderr, "onnx-tensat-exec: %s: import %.3f s, run %.3f s, peak value memory %.1f MB\n",
-                 model.c_str(), secs(t0, t1), secs(t1, t2), static_cast<double>(r.peak_bytes) / 1e6);
+                 model.c_str(), t_import, t_run, static_cast<double>(r.peak_bytes) / 1e6);
   return 0;
 }
 
@@ -135,15 +127,19 @@ int convert(const std::string& in, const std::string& out, const tensat::ImportO
   if (fs::exists(out) && fs::equivalent(in, out, ec))
     throw BadInput("output path is the input file; the input is never overwritten");
   if (in == out) throw BadInput("output path is the input file; the input is never overwritten");
-  auto t0 = Clock::now();
+  tensat::Stopwatch sw;
   tensat::ImportResult imp = tensat::import_onnx_file(in, iopts);
-  auto t1 = Clock::now();
+  const double t_import = sw.seconds();
+  sw.restart();
+  // The importer lowers some nodes to computations on weights (Gemm's transposed B, ...):
+  // they are folded as the pipeline folds them, then the exporter writes.
+  const tensat::ir::Graph folded = tensat::fold_weights(imp.graph, imp.weights);
   tensat::ExportStats es;
-  tensat::export_onnx_file(imp.graph, imp.weights, imp.ctx, out, {}, &es);
-  auto t2 = Clock::now();
+  tensat::export_onnx_file(folded, imp.weights, imp.ctx, out, {}, &es);
+  const double t_export = sw.seconds();
   if (!quiet) {
     std::fprintf(stderr, "onnx-tensat-exec: %s -> %s: import %.3f s, export %.3f s, %d opaque, %d folded BNs%s%s\n",
-                 in.c_str(), out.c_str(), secs(t0, t1), secs(t1, t2), imp.stats.opaque_nodes,
+                 in.c_str(), out.c_str(), t_import, t_export, imp.stats.opaque_nodes,
                  imp.stats.folded_batchnorms, es.checker_ran ? ", checker passed" : ", checker skipped: ",
                  es.checker_ran ? "" : es.checker_skipped_reason.c_str());
   }

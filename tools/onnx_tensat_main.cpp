@@ -10,19 +10,32 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <map>
 
 #include "extract/extract_graph.h"
+#include "gpu_cost/roofline.h"
 #include "importer/importer.h"
 #include "pipeline/pipeline.h"
+#include "support/atomic_file.h"
 
 namespace {
 
 void write_report(const tensat::PipelineReport& rep, const std::string& path) {
   if (path.empty()) return;
-  std::ofstream f(path);
-  f << rep.to_json().dump(2) << "\n";
-  if (!f) std::fprintf(stderr, "onnx-tensat: warning: cannot write the report to %s\n", path.c_str());
+  try {
+    tensat::write_file_atomic(path, rep.to_json().dump(2) + "\n");
+  } catch (const tensat::FileError& e) {
+    std::fprintf(stderr, "onnx-tensat: warning: cannot write the report: %s\n", e.what());
+  }
+}
+
+// Name -> enum maps for the choice flags: CLI11 checks the name and stores the enum, so the
+// pipeline never sees a string it has to validate.
+template <typename E, typename F>
+std::map<std::string, E> choices(std::initializer_list<E> values, F name) {
+  std::map<std::string, E> m;
+  for (E v : values) m.emplace(std::string(name(v)), v);
+  return m;
 }
 
 }  // namespace
@@ -39,27 +52,48 @@ int main(int argc, char** argv) {
   app.add_option("--iter-limit", o.iter_limit, "exploration iteration limit")->default_val(o.iter_limit)->group(g1);
   app.add_option("--time-limit", o.time_limit_s, "exploration time limit (s)")->default_val(o.time_limit_s)->group(g1);
   app.add_option("--k-multi", o.k_multi, "iterations in which multi-pattern rules apply")->default_val(o.k_multi)->group(g1);
-  app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")->default_val(o.cycle_filter)->group(g1);
+  using tensat::CycleFilterMode;
+  app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")
+      ->transform(CLI::CheckedTransformer(choices({CycleFilterMode::Efficient, CycleFilterMode::Vanilla, CycleFilterMode::None},
+                                                  tensat::cycle_filter_name)))
+      ->default_str("efficient")->group(g1);
   app.add_option("--rules", o.rule_files, "rule file (.rules text or TASO .pb); repeatable; default: built-in set")
       ->group(g1);
   auto* g2 = "Extraction";
-  app.add_option("--extract", o.extract, "greedy|dag|ilp")->default_val(o.extract)->group(g2);
+  namespace ex = tensat::extract;
+  app.add_option("--extract", o.extract, "greedy|dag|ilp")
+      ->transform(CLI::CheckedTransformer(choices({ex::Method::Greedy, ex::Method::Dag, ex::Method::Ilp},
+                                                  [](ex::Method m) { return ex::to_string(m); })))
+      ->default_str("ilp")->group(g2);
   app.add_option("--ilp-time-limit", o.ilp_time_limit_s, "ILP time limit (s)")->default_val(o.ilp_time_limit_s)->group(g2);
   app.add_option("--ilp-stall", o.ilp_stall_s,
                  "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the time limit); 0 = off)")
       ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
-      ->default_val(o.ilp_order)->group(g2);
+      ->transform(CLI::CheckedTransformer(
+          choices({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
+                  [](ex::OrderConstraints v) { return ex::to_string(v); })))
+      ->default_str("none")->group(g2);
   app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
   auto* g3 = "Cost model";
-  app.add_option("--cost-model", o.cost_model, "auto|cuda|roofline|table")->default_val(o.cost_model)->group(g3);
-  app.add_option("--device-profile", o.device_profile, "roofline device: t4|v100|a100|h100")
+  using tensat::cost::CostModelKind;
+  app.add_option("--cost-model", o.cost_model, "auto|cuda|roofline|table")
+      ->transform(CLI::CheckedTransformer(choices({CostModelKind::Auto, CostModelKind::Cuda, CostModelKind::Roofline,
+                                                   CostModelKind::Table},
+                                                  tensat::cost::cost_model_kind_name)))
+      ->default_str("auto")->group(g3);
+  app.add_option("--device-profile", o.device_profile, "roofline device: " + tensat::cost::profile_list())
+      ->check(CLI::IsMember(tensat::cost::profile_names(), CLI::ignore_case))
       ->default_val(o.device_profile)->group(g3);
   app.add_option("--cost-cache", o.cost_cache, "cuda: persistent cache file of measured costs")->group(g3);
   app.add_option("--cost-table", o.cost_table, "table: cost file measured on a GPU (default: the committed one)")
       ->group(g3);
   auto* g4 = "Verification and output";
-  app.add_option("--verify", o.verify, "auto|gpu|cpu|off")->default_val(o.verify)->group(g4);
+  using tensat::VerifyMode;
+  app.add_option("--verify", o.verify, "auto|gpu|cpu|off")
+      ->transform(CLI::CheckedTransformer(
+          choices({VerifyMode::Auto, VerifyMode::Gpu, VerifyMode::Cpu, VerifyMode::Off}, tensat::verify_mode_name)))
+      ->default_str("auto")->group(g4);
   app.add_flag("--force", o.force, "write the output even if verification fails")->group(g4);
   app.add_flag("--measure", o.measure, "time both models end to end on the GPU")->group(g4);
   app.add_option("--seed", o.seed, "seed of the random verification inputs")->default_val(o.seed)->group(g4);

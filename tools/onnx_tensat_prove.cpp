@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "egraph/rewrite.h"
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
 #include "rules/taso/instances.h"
 #include "rules/taso/prover.h"
 #include "rules/taso/rule_files.h"

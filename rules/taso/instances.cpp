@@ -1,4 +1,4 @@
-// Concrete instances (through the rule test harness) and the TASO completeness check.
+// Concrete instances (through the numeric rule checker, rules/check) and the TASO completeness check.
 #include "rules/taso/instances.h"
 
 #include <nlohmann/json.hpp>
@@ -6,12 +6,12 @@
 #include <set>
 #include <sstream>
 
-#include "rule_harness.h"  // tests/rules: the soundness test's instance generator
+#include "rules/check/rule_check.h"
 #include "rules/taso/taso_rules.h"
 
 namespace tensat::taso {
 
-namespace h = tensat::rules::testing;
+namespace h = tensat::rules::check;
 
 namespace {
 

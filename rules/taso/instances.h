@@ -3,7 +3,7 @@
 //
 // Variables become fresh leaves: with a shape given (`?x` -> [64,64]) an input leaf named after
 // the variable; otherwise the shapes (and parameter values) are chosen by search with the rule
-// test harness (tests/rules/rule_harness.h, the generator of the numeric soundness test), keeping
+// checker (rules/check/rule_check.h, the generator of the numeric soundness test), keeping
 // the shapes that were given. The split sugar `(split AXIS t)` is allowed in the terms: POS
 // comes from t's split tree, as on a rule's right-hand side.
 #pragma once
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "egraph/graph.h"
-#include "egraph/rule_spec.h"
-#include "egraph/sexpr.h"
+#include "lang/graph.h"
+#include "lang/rule_spec.h"
+#include "lang/sexpr.h"
 #include "rules/taso/prover.h"
 
 namespace tensat::taso {

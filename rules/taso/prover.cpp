@@ -8,13 +8,14 @@
 #include "egraph/egraph.h"
 #include "egraph/runner.h"
 #include "egraph/scheduler.h"
+#include "support/stopwatch.h"
 
 namespace tensat::taso {
 
 ProveResult prove(const ir::Graph& g0, const std::vector<std::pair<ir::NodeId, ir::NodeId>>& goals,
                   const std::vector<Rewrite>& rules, const ProveLimits& limits) {
-  const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const Stopwatch sw;
+  auto elapsed = [&] { return sw.seconds(); };
   ProveResult res;
   res.pair_proved.assign(goals.size(), false);
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "egraph/cycle_filter.h"
-#include "egraph/graph.h"
+#include "lang/graph.h"
 #include "egraph/rewrite.h"
 
 namespace tensat::taso {

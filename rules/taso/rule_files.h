@@ -1,7 +1,7 @@
 // Rule sets from a list of files, chosen by extension, for paper-faithful runs:
 //
 //   auto ours  = tensat::taso::load_rule_files({});                      // our text rules
-//   auto taso  = tensat::taso::load_rule_files({default_taso_rules_path()});  // TASO's only
+//   auto taso  = tensat::taso::load_rule_files({"rules/taso/data/graph_subst.pb"}); // TASO's only
 //   auto both  = tensat::taso::load_rule_files({"rules/", "graph_subst.pb"}); // both
 //
 // Each entry is a `.rules` file (rules::load_rules_file), a `.pb` TASO collection
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "egraph/rule_spec.h"
+#include "lang/rule_spec.h"
 #include "rules/taso/taso_rules.h"
 
 namespace tensat::taso {

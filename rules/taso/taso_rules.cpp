@@ -446,6 +446,5 @@ std::string ImportReport::str() const {
   return os.str();
 }
 
-std::string default_taso_rules_path() { return TENSAT_TASO_RULES_PB; }
 
 }  // namespace tensat::taso

@@ -5,7 +5,7 @@
 //   std::vector<tensat::RuleSpec> rs = tensat::taso::load_taso_rules("graph_subst.pb", &rep);
 //   // rs[i].name == "taso-17" (TASO's rule number), rep.skipped lists what could not be expressed
 //
-// Mapping (TASO's enums are in /work/shared/data/taso-rules/SOURCE; the semantics are those of
+// Mapping (TASO's enums are in rules/taso/data/SOURCE; the semantics are those of
 // TASO's own loader, GraphXfer::create_operator_from_pb / create_new_operator):
 //   OP_CONV2D (x, w) [SH SW PAD ACTI]   -> (conv SH SW PAD ACT x w none)     PAD 0 same, 1 valid
 //   OP_MATMUL (a, b) [ACTI]             -> (matmul ACT a b none)             ACTI 0 none, 1 sigmoid,
@@ -45,7 +45,7 @@
 #include <string_view>
 #include <vector>
 
-#include "egraph/rule_spec.h"
+#include "lang/rule_spec.h"
 
 namespace tensat::taso {
 
@@ -120,8 +120,5 @@ std::string taso_rule_text(const TasoRule& rule, int index, std::string* why);
 /// Reads a collection and converts every rule; unexpressible ones go into `report`.
 /// Throws TasoError on an unreadable file.
 std::vector<RuleSpec> load_taso_rules(const std::string& path, ImportReport* report = nullptr);
-
-/// The copy of TASO's graph_subst.pb shipped with the project's shared data.
-std::string default_taso_rules_path();
 
 }  // namespace tensat::taso

@@ -7,8 +7,8 @@
 #include "egraph/bridge.h"
 #include "egraph/egraph.h"
 #include "egraph/rewrite.h"
-#include "egraph/rule_spec.h"
-#include "egraph/sexpr.h"
+#include "lang/rule_spec.h"
+#include "lang/sexpr.h"
 
 namespace tensat::testing {
 

@@ -4,7 +4,6 @@
 #include "egraph/bridge.h"
 #include "egraph/cycle_filter.h"
 #include "egraph/runner.h"
-#include "egraph/serialize_json.h"
 #include "helpers.h"
 
 namespace tensat {
@@ -139,30 +138,6 @@ TEST(Bridge, CyclicChoiceThrows) {
     }
   }
   EXPECT_THROW(term_from_choice(b.eg, b.root, choice), std::invalid_argument);
-}
-
-TEST(Json, EgraphSerializeFormat) {
-  Built b;
-  build(b, {"(ewadd (input a@4) (input b@4))"});
-  auto rules = add_rules();
-  Runner(b.eg).run(rules);
-  auto j = egraph_to_json(b.eg, b.root, [](const EGraph& eg, ENodeId n) {
-    return eg.node(n).op == Op::Ewadd ? 1.5 : 0.0;
-  });
-  ASSERT_TRUE(j.contains("nodes"));
-  EXPECT_EQ(j["nodes"].size(), b.eg.num_nodes());
-  ASSERT_EQ(j["root_eclasses"].size(), 1u);
-  std::string root = j["root_eclasses"][0];
-  int adds = 0;
-  for (auto& [id, n] : j["nodes"].items()) {
-    for (auto& ch : n["children"]) EXPECT_TRUE(j["nodes"].contains(ch.get<std::string>()));
-    if (n["op"] == "ewadd") {
-      ++adds;
-      EXPECT_EQ(n["eclass"], root);
-      EXPECT_DOUBLE_EQ(n["cost"].get<double>(), 1.5);
-    }
-  }
-  EXPECT_EQ(adds, 2);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Every extractor on the extraction-gym TENSAT e-graphs (../shared/data/extraction-gym-tensat).
+// Every extractor on the extraction-gym TENSAT e-graphs (testdata/extraction-gym-tensat).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,7 +10,7 @@ namespace tensat::extract {
 namespace {
 
 const std::filesystem::path kGymDir =
-    std::filesystem::path(TENSAT_SHARED_DIR) / "data" / "extraction-gym-tensat";
+    std::filesystem::path(TENSAT_GYM_DIR);
 
 class Gym : public ::testing::TestWithParam<std::string> {};
 

@@ -311,7 +311,7 @@ TEST(LocalSearch, PipelineAndGymEgraphs) {
   std::vector<std::filesystem::path> files = {
       std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_bert.json",
       std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_nasrnn.json"};
-  const auto gym = std::filesystem::path(TENSAT_SHARED_DIR) / "data" / "extraction-gym-tensat";
+  const auto gym = std::filesystem::path(TENSAT_GYM_DIR);
   for (const char* name : {"vgg", "resnet50", "bert", "resnet50_acyclic", "vgg_acyclic"})
     if (const auto f = gym / (std::string(name) + ".json"); std::filesystem::exists(f))
       files.push_back(f);

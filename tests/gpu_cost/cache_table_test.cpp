@@ -53,6 +53,62 @@ TEST(CostCache, RoundTrip) {
   EXPECT_EQ(d.devices(), (std::vector<std::string>{"NVIDIA H100 80GB HBM3", "Tesla T4"}));
 }
 
+TEST(CostCache, Version1FileLoadsAsSingleLaunchMethod) {
+  TempDir dir;
+  const std::string path = dir.file("v1.json");
+  write_all(path, R"J({"format": "onnx-tensat-cost-cache", "version": 1,
+                      "devices": {"Tesla T4": {"relu(f32[2,3])": 0.25}}})J");
+  CostCache c(path);
+  EXPECT_FALSE(c.load_failed());
+  EXPECT_EQ(c.loaded_version(), 1);
+  EXPECT_EQ(c.get("Tesla T4", "relu(f32[2,3])"), 0.25);
+  EXPECT_EQ(c.method("Tesla T4"), kMethodSingleLaunch);
+  EXPECT_FALSE(c.launch_ms("Tesla T4", "graph").has_value());
+}
+
+TEST(CostCache, Version2KeepsMethodAndLaunchOverheads) {
+  TempDir dir;
+  const std::string path = dir.file("v2.json");
+  {
+    CostCache c(path);
+    c.set_method("d", "graph-replay");
+    c.set_launch_ms("d", "eager", 0.004);
+    c.set_launch_ms("d", "graph", 0.001);
+    c.put("d", "relu(f32[4])", 0.5);
+    ASSERT_TRUE(c.save());
+  }
+  EXPECT_NE(read_all(path).find("\"version\": 2"), std::string::npos);
+  CostCache d(path);
+  EXPECT_EQ(d.loaded_version(), 2);
+  EXPECT_EQ(d.method("d"), "graph-replay");
+  EXPECT_EQ(d.launch_ms("d", "eager"), 0.004);
+  EXPECT_EQ(d.launch_ms("d", "graph"), 0.001);
+  EXPECT_EQ(d.get("d", "relu(f32[4])"), 0.5);
+}
+
+TEST(CostCache, ANewMethodDropsCostsMeasuredAnotherWay) {
+  CostCache c;
+  c.put("d", "relu(f32[4])", 0.5);
+  EXPECT_EQ(c.method("d"), kMethodSingleLaunch);
+  c.set_method("d", kMethodSingleLaunch);  // same method: kept
+  EXPECT_EQ(c.get("d", "relu(f32[4])"), 0.5);
+  c.set_method("d", "graph-replay");
+  EXPECT_FALSE(c.get("d", "relu(f32[4])").has_value());
+  EXPECT_EQ(c.method("d"), "graph-replay");
+}
+
+TEST(CostCache, NewerVersionIsRefusedWithAWarning) {
+  TempDir dir;
+  const std::string path = dir.file("v3.json");
+  write_all(path, R"({"format": "onnx-tensat-cost-cache", "version": 3, "devices": {}})");
+  LogCapture log;
+  CostCache c(path);
+  EXPECT_TRUE(c.load_failed());
+  EXPECT_EQ(c.size(), 0u);
+  EXPECT_NE(c.load_error().find("version 3"), std::string::npos) << c.load_error();
+  EXPECT_NE(log.text().find("newer onnx-tensat"), std::string::npos) << log.text();
+}
+
 TEST(CostCache, SameContentSameBytes) {
   TempDir dir;
   CostCache a(dir.file("a.json")), b(dir.file("b.json"));

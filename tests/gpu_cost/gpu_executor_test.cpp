@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "egraph/graph.h"
-#include "egraph/weights.h"
+#include "lang/graph.h"
+#include "lang/weights.h"
 #include "gpu_cost/gpu_executor.h"
 #include "refexec/executor.h"
 #include "test_support.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "egraph/types.h"
+#include "lang/types.h"
 #include "gpu_cost/gpu_runtime.h"
 
 namespace tensat::testing {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
 #include "importer/importer.h"
 #include "refexec/executor.h"
 

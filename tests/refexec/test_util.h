@@ -8,7 +8,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
 #include "refexec/executor.h"
 
 namespace tensat::refexec::testing {

@@ -3,11 +3,11 @@
 
 #include <map>
 
-#include "egraph/sexpr.h"
-#include "rule_harness.h"
+#include "lang/sexpr.h"
+#include "rules/check/rule_check.h"
 #include "rules/loader.h"
 
-namespace tensat::rules::testing {
+namespace tensat::rules::check {
 namespace {
 
 const RuleSpec& rule(const std::string& name) {
@@ -213,4 +213,4 @@ TEST(RuleApply, MustNotFire) {
 }
 
 }  // namespace
-}  // namespace tensat::rules::testing
+}  // namespace tensat::rules::check

@@ -11,7 +11,7 @@
 #include "egraph/cycle_filter.h"
 #include "egraph/ematch.h"
 #include "egraph/runner.h"
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
 #include "rules/loader.h"
 
 namespace tensat {

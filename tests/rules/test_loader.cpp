@@ -119,7 +119,7 @@ namespace {
 
 // The examples in FORMAT.md are valid rules.
 TEST(LoaderText, FormatMdExamplesLoad) {
-  std::ifstream in(default_rules_dir() + "/FORMAT.md");
+  std::ifstream in(TENSAT_SOURCE_DIR "/rules/FORMAT.md");
   ASSERT_TRUE(in.good());
   std::string line, block;
   bool inside = false, done = false;
@@ -142,7 +142,7 @@ TEST(LoaderText, FormatMdExamplesLoad) {
 // The compiled-in rule set is the rules/*.rules files as they are on disk.
 TEST(Loader, EmbeddedRulesEqualTheFilesOnDisk) {
   auto embedded = tensat::rules::default_rules();
-  auto disk = tensat::rules::load_rules_dir(tensat::rules::default_rules_dir());
+  auto disk = tensat::rules::load_rules_dir(TENSAT_SOURCE_DIR "/rules");
   ASSERT_EQ(embedded.size(), disk.size());
   for (size_t i = 0; i < embedded.size(); ++i) {
     EXPECT_EQ(embedded[i].name, disk[i].name);

@@ -6,10 +6,10 @@
 #include <map>
 #include <random>
 
-#include "rule_harness.h"
+#include "rules/check/rule_check.h"
 #include "rules/loader.h"
 
-namespace tensat::rules::testing {
+namespace tensat::rules::check {
 namespace {
 
 constexpr int kWanted = 10;     // well-typed instances compared per rule
@@ -68,9 +68,9 @@ INSTANTIATE_TEST_SUITE_P(Shipped, RuleSoundness, ::testing::ValuesIn(all_rules()
                          [](const ::testing::TestParamInfo<RuleSpec>& info) { return test_name(info.param); });
 
 }  // namespace
-}  // namespace tensat::rules::testing
+}  // namespace tensat::rules::check
 
-namespace tensat::rules::testing {
+namespace tensat::rules::check {
 namespace {
 
 // The harness must catch wrong rules: each of these plausible-looking variants (a condition
@@ -120,4 +120,4 @@ TEST(HarnessCatchesWrongRules, EachWrongRuleFails) {
 }
 
 }  // namespace
-}  // namespace tensat::rules::testing
+}  // namespace tensat::rules::check

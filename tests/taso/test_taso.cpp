@@ -10,9 +10,9 @@
 #include <random>
 
 #include "egraph/rewrite.h"
-#include "egraph/sexpr.h"
+#include "lang/sexpr.h"
 #include "refexec/executor.h"
-#include "rule_harness.h"
+#include "rules/check/rule_check.h"
 #include "rules/loader.h"
 #include "rules/taso/instances.h"
 #include "rules/taso/prover.h"
@@ -204,9 +204,9 @@ TEST(RuleFiles, OursTasoOrBoth) {
   auto taso = load_rule_files({kPb}, &reps);
   ASSERT_EQ(reps.size(), 1u);
   EXPECT_EQ(taso.size(), reps[0].imported);
-  auto both = load_rule_files({rules::default_rules_dir(), kPb});
+  auto both = load_rule_files({TENSAT_SOURCE_DIR "/rules", kPb});
   EXPECT_EQ(both.size(), ours.size() + taso.size());
-  auto one = load_rule_files({rules::default_rules_dir() + "/matmul.rules"});
+  auto one = load_rule_files({TENSAT_SOURCE_DIR "/rules/matmul.rules"});
   EXPECT_FALSE(one.empty());
   EXPECT_THROW(load_rule_files({kPb, kPb}), RuleFilesError);           // duplicate names
   EXPECT_THROW(load_rule_files({"/tmp/whatever.txt"}), RuleFilesError);  // unknown kind
@@ -231,7 +231,7 @@ std::vector<RuleSpec> imported() {
 class TasoSoundness : public ::testing::TestWithParam<RuleSpec> {};
 
 TEST_P(TasoSoundness, BothSidesComputeTheSame) {
-  namespace h = rules::testing;
+  namespace h = rules::check;
   const RuleSpec& r = GetParam();
   SCOPED_TRACE(r.name + ": " + spec_text(r));
   std::mt19937_64 rng(std::hash<std::string>{}(r.name));
