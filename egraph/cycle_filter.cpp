@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "support/enum_names.h"
+
 namespace tensat {
 
 namespace {
@@ -11,21 +13,14 @@ constexpr uint64_t kLeafOps = (uint64_t{1} << static_cast<unsigned>(Op::Num)) |
                               (uint64_t{1} << static_cast<unsigned>(Op::Sym));
 }  // namespace
 
-std::string_view cycle_filter_name(CycleFilterMode m) {
-  switch (m) {
-    case CycleFilterMode::None: return "none";
-    case CycleFilterMode::Vanilla: return "vanilla";
-    case CycleFilterMode::Efficient: return "efficient";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<CycleFilterMode, 3> kNames{{{{CycleFilterMode::None, "none"},
+                                                 {CycleFilterMode::Vanilla, "vanilla"},
+                                                 {CycleFilterMode::Efficient, "efficient"}}}};
+}  // namespace
 
-std::optional<CycleFilterMode> cycle_filter_from_name(std::string_view s) {
-  if (s == "none") return CycleFilterMode::None;
-  if (s == "vanilla") return CycleFilterMode::Vanilla;
-  if (s == "efficient") return CycleFilterMode::Efficient;
-  return std::nullopt;
-}
+std::string_view cycle_filter_name(CycleFilterMode m) { return kNames.name(m); }
+std::optional<CycleFilterMode> cycle_filter_from_name(std::string_view s) { return kNames.parse(s); }
 
 void CycleFilter::begin_iteration(const EGraph& eg) {
   if (mode_ != CycleFilterMode::Efficient) return;

@@ -1,24 +1,16 @@
 // Names of the pipeline's own option enums (see options.h).
 #include "pipeline/options.h"
 
+#include "support/enum_names.h"
+
 namespace tensat {
 
-std::optional<VerifyMode> verify_mode_from_name(std::string_view s) {
-  if (s == "auto") return VerifyMode::Auto;
-  if (s == "gpu") return VerifyMode::Gpu;
-  if (s == "cpu") return VerifyMode::Cpu;
-  if (s == "off") return VerifyMode::Off;
-  return std::nullopt;
-}
+namespace {
+constexpr EnumNames<VerifyMode, 4> kVerifyNames{
+    {{{VerifyMode::Auto, "auto"}, {VerifyMode::Gpu, "gpu"}, {VerifyMode::Cpu, "cpu"}, {VerifyMode::Off, "off"}}}};
+}  // namespace
 
-std::string_view verify_mode_name(VerifyMode m) {
-  switch (m) {
-    case VerifyMode::Auto: return "auto";
-    case VerifyMode::Gpu: return "gpu";
-    case VerifyMode::Cpu: return "cpu";
-    case VerifyMode::Off: return "off";
-  }
-  return "?";
-}
+std::optional<VerifyMode> verify_mode_from_name(std::string_view s) { return kVerifyNames.parse(s); }
+std::string_view verify_mode_name(VerifyMode m) { return kVerifyNames.name(m); }
 
 }  // namespace tensat
