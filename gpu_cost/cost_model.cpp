@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "gpu_cost/cuda_model.h"
+#include "gpu_cost/embedded_tables.h"
 #include "gpu_cost/gpu_runtime.h"
 #include "gpu_cost/op_params.h"
 #include "gpu_cost/roofline.h"
@@ -62,9 +63,104 @@ std::optional<double> structural_cost(Op op, const Children& c) {
   return std::nullopt;
 }
 
-double CostModel::op_cost(Op op, const Children& children) {
-  if (auto s = structural_cost(op, children)) return *s;
-  return kernel_cost(op, children, signature(op, children));
+Price CostModel::price(Op op, const Children& children) {
+  if (auto s = structural_cost(op, children)) return {*s, false};
+  return kernel_price(op, children, signature(op, children));
+}
+
+Children ParsedSignature::pointers() const {
+  Children out;
+  out.reserve(children.size());
+  for (const auto& c : children) out.push_back(&c);
+  return out;
+}
+
+namespace {
+
+// Splits at commas outside brackets and parentheses.
+std::vector<std::string_view> split_top(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char ch = s[i];
+    if (ch == '(' || ch == '[') ++depth;
+    if (ch == ')' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return std::nullopt;
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return s[0] == '-' ? -v : v;
+}
+
+// "f32[1,64,56,56]" (or "f32[]" for a scalar).
+std::optional<TensorType> parse_tensor(std::string_view s) {
+  size_t lb = s.find('[');
+  if (lb == std::string_view::npos || s.back() != ']') return std::nullopt;
+  auto dt = dtype_from_name(s.substr(0, lb));
+  if (!dt) return std::nullopt;
+  TensorType t{*dt, {}};
+  std::string_view inner = s.substr(lb + 1, s.size() - lb - 2);
+  if (inner.empty()) return t;
+  for (auto d : split_top(inner)) {
+    auto v = parse_int(d);
+    if (!v || *v < 0) return std::nullopt;
+    t.shape.push_back(*v);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<ParsedSignature> parse_signature(std::string_view sig, std::string* error) {
+  auto fail = [&](std::string why) -> std::optional<ParsedSignature> {
+    if (error) *error = "signature \"" + std::string(sig) + "\": " + why;
+    return std::nullopt;
+  };
+  size_t lp = sig.find('(');
+  if (lp == std::string_view::npos || sig.empty() || sig.back() != ')') return fail("not of the form op(children)");
+  auto op = op_from_name(sig.substr(0, lp));
+  if (!op) return fail("unknown operator");
+  ParsedSignature out;
+  out.op = *op;
+  std::string_view inner = sig.substr(lp + 1, sig.size() - lp - 2);
+  if (inner.empty()) return out;
+  for (auto part : split_top(inner)) {
+    if (part.empty()) return fail("an empty child");
+    if (part.front() == '(' && part.back() == ')') {
+      ValueType v;
+      v.kind = Kind::Tuple;
+      for (auto t : split_top(part.substr(1, part.size() - 2))) {
+        auto tt = parse_tensor(t);
+        if (!tt) return fail("a malformed tuple part \"" + std::string(t) + "\"");
+        v.tuple.push_back(std::move(*tt));
+      }
+      out.children.push_back(std::move(v));
+    } else if (size_t lb = part.find('['); lb != std::string_view::npos && dtype_from_name(part.substr(0, lb))) {
+      auto t = parse_tensor(part);
+      if (!t) return fail("a malformed tensor \"" + std::string(part) + "\"");
+      out.children.push_back(ValueType::of_tensor(std::move(*t)));
+    } else if (auto n = parse_int(part)) {
+      out.children.push_back(ValueType::of_int(*n));
+    } else {
+      out.children.push_back(ValueType::of_sym(std::string(part)));
+    }
+  }
+  return out;
 }
 
 std::optional<CostModelKind> cost_model_kind_from_name(std::string_view name_in) {
@@ -94,37 +190,42 @@ std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostOpti
 }
 
 std::unique_ptr<CostModel> make_cost_model(CostModelKind kind, const CostOptions& opts) {
-  auto profile = [&]() -> const DeviceProfile& {
-    const DeviceProfile* p = find_profile(opts.profile);
-    if (!p) throw std::invalid_argument("unknown device profile '" + opts.profile + "' (known: " + profile_list() + ")");
-    return *p;
+  const DeviceProfile* found = find_profile(opts.profile);
+  if (!found)
+    throw std::invalid_argument("unknown device profile '" + opts.profile + "' (known: " + profile_list() + ")");
+  const DeviceProfile& p = *found;
+  // The table: the file named, else the profile's built-in one; nullptr when there is neither.
+  auto table = [&]() -> std::unique_ptr<CostModel> {
+    const EmbeddedTable* builtin = embedded_table(p.name);
+    if (!opts.table_path.empty()) {
+      auto t = std::make_unique<TableModel>(opts.table_path, opts.table_device, p);
+      if (t->usable() || !builtin) return t;
+      spdlog::warn("cost table {} cannot be used; using the built-in table:{} ({}) instead", opts.table_path,
+                   p.name, builtin->file);
+    }
+    if (!builtin) return nullptr;
+    return std::make_unique<TableModel>(*builtin, p);
   };
   switch (kind) {
-    case CostModelKind::Roofline: return std::make_unique<RooflineModel>(profile());
+    case CostModelKind::Roofline: return std::make_unique<RooflineModel>(p);
     case CostModelKind::Cuda:
       if (!gpu::available()) throw std::invalid_argument("cost model 'cuda' needs a GPU, and none was found");
       return std::make_unique<CudaCostModel>(opts);
-    case CostModelKind::Table: return std::make_unique<TableModel>(opts.table_path, opts.table_device, profile());
+    case CostModelKind::Table:
+      if (auto t = table()) return t;
+      throw std::invalid_argument("cost model 'table': device profile '" + p.name +
+                                  "' has no built-in measured table (built in: " + embedded_profile_list() +
+                                  "); give a table file (--cost-table) or use the roofline model");
     case CostModelKind::Auto: break;
   }
   if (gpu::available()) {
     try {
       return std::make_unique<CudaCostModel>(opts);
     } catch (const gpu::GpuError& e) {
-      spdlog::warn("cost model auto: the GPU could not be used ({}); trying the table, then roofline", e.what());
+      spdlog::warn("cost model auto: the GPU could not be used ({}); using the table or roofline model", e.what());
     }
   }
-  const DeviceProfile& p = profile();
-  if (!opts.table_path.empty()) {
-    try {
-      auto table = std::make_unique<TableModel>(opts.table_path, opts.table_device, p);
-      if (table->covers(opts.required)) return table;
-      spdlog::info("cost model auto: table {} does not cover every signature; using roofline {}", opts.table_path,
-                   opts.profile);
-    } catch (const std::invalid_argument& e) {
-      spdlog::warn("cost model auto: {}; using roofline {}", e.what(), opts.profile);
-    }
-  }
+  if (auto t = table()) return t;
   return std::make_unique<RooflineModel>(p);
 }
 

@@ -4,9 +4,13 @@
 // shapes (lang/types.h). The graph cost is the sum of its nodes' costs (the paper's model),
 // so a model only has to price single operators. Three implementations:
 //   cuda      measured on this machine's GPU with cuDNN/cuBLAS, cached on disk (cuda_model.h)
-//   roofline  FLOPs and bytes against a device profile, T4 by default (roofline.h)
-//   table     costs read from a cache file measured elsewhere, roofline on a miss (table_model.h)
-// and "auto": cuda if a GPU is present, else table if the given table covers, else roofline.
+//   table     costs measured on a GPU elsewhere: a built-in table of the device profile
+//             (embedded_tables.h; h100) or a file; a miss is priced by a model calibrated to
+//             the table (table_model.h, calibrated_model.h)
+//   roofline  FLOPs and bytes against a device profile (roofline.h): devices without a
+//             measured table, and the ablation
+// and "auto": cuda if a GPU is present, else the table (--cost-table, else the profile's
+// built-in one), else roofline of the profile. The default profile is h100.
 //
 // Costs that need no device are decided here, the same for every model (structural_cost):
 //   0        num, sym, input, weight, zeros, noop, split_0, split_1, select, reshape, a
@@ -18,6 +22,7 @@
 // merge) is a real kernel priced by the model.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,32 +50,72 @@ double opaque_cost_ms(int64_t output_bytes);
 /// The cost fixed by structure alone (see the header comment), or nullopt for a real kernel.
 std::optional<double> structural_cost(Op op, const Children& children);
 
+/// A signature read back: the operator and its children's types (the inverse of
+/// signature(); integers become Int, "f32[..]" tensors, "(..)" tuples, anything else Sym).
+struct ParsedSignature {
+  Op op = Op::Num;
+  std::vector<ValueType> children;
+  Children pointers() const;
+};
+/// nullopt (error set) if `sig` is not of the form signature() writes.
+std::optional<ParsedSignature> parse_signature(std::string_view sig, std::string* error = nullptr);
+
+/// One operator's price and whether a fallback (not a measurement) made it.
+struct Price {
+  double ms = 0;
+  bool fallback = false;
+};
+
+/// A signature the model could not price from measurements: what it was charged and by what.
+struct FallbackPrice {
+  std::string signature;
+  double ms = 0;
+  std::string by;  ///< e.g. "fit:conv + 5 neighbours", "roofline:h100"
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
   /// "cuda:<device>", "roofline:<profile>", "table:<device>".
   virtual std::string name() const = 0;
 
+  /// One line for the report beside name(): how the costs were obtained (method, table
+  /// version, size). Empty when name() says it all.
+  virtual std::string detail() const { return {}; }
+
   /// Cost in ms of one operator signature (children: the types of its children).
-  double op_cost(Op op, const Children& children);
+  double op_cost(Op op, const Children& children) { return price(op, children).ms; }
+  /// As op_cost, and whether a fallback priced it (a table miss).
+  Price price(Op op, const Children& children);
   /// As op_cost, but 0 for a weight-only node (the caller knows from the e-class analysis).
   double node_cost(Op op, const Children& children, bool weight_only) {
     return weight_only ? 0.0 : op_cost(op, children);
   }
   /// Writes pending state (the cuda model's cache); also done on destruction.
   virtual void flush() {}
+  /// Every distinct signature priced by a fallback so far, sorted by signature.
+  virtual std::vector<FallbackPrice> fallback_prices() const { return {}; }
+  /// What prices a miss, for the report ("" when the model never falls back).
+  virtual std::string fallback_name() const { return {}; }
 
  protected:
   /// The cost of a real kernel (structural_cost returned nullopt); sig = signature(...).
   virtual double kernel_cost(Op op, const Children& children, const std::string& sig) = 0;
+  /// As kernel_cost, saying whether a fallback priced it; models that can fall back override.
+  virtual Price kernel_price(Op op, const Children& children, const std::string& sig) {
+    return {kernel_cost(op, children, sig), false};
+  }
 };
 
+/// The device costs are predicted for when no GPU is present (--device-profile): the one with
+/// a built-in measured table.
+inline constexpr const char* kDefaultProfile = "h100";
+
 struct CostOptions {
-  std::string profile = "t4";         ///< roofline profile; also the table's miss fallback
+  std::string profile = kDefaultProfile;  ///< device profile: its built-in table, else roofline
   std::string cache_path;             ///< cuda: persistent cache file ("" = memory only)
-  std::string table_path;             ///< table / auto: cache file measured elsewhere
+  std::string table_path;             ///< table / auto: a table file ("" = the profile's built-in one)
   std::string table_device;           ///< table: which device's entries ("" = the only/first)
-  std::vector<std::string> required;  ///< auto: signatures the table must cover to be chosen
   int warmup = 3;                     ///< cuda: untimed runs before timing
   int repeats = 10;                   ///< cuda: timed runs; the median is the cost
   bool allow_tf32 = false;            ///< cuda: let cuDNN/cuBLAS use TF32 tensor cores
@@ -82,8 +127,10 @@ enum class CostModelKind : uint8_t { Auto, Cuda, Roofline, Table };
 std::optional<CostModelKind> cost_model_kind_from_name(std::string_view name);
 std::string_view cost_model_kind_name(CostModelKind k);
 
-/// Throws std::invalid_argument for an unknown profile, an unreadable table file, or cuda on
-/// a machine without a GPU.
+/// Throws std::invalid_argument for an unknown profile, a table file that does not exist, a
+/// table for a profile without a built-in one and no file, or cuda on a machine without a GPU.
+/// A table file that cannot be read (corrupted, a newer version) warns and falls back: to the
+/// profile's built-in table if it has one, else the roofline prices every kernel.
 std::unique_ptr<CostModel> make_cost_model(CostModelKind kind, const CostOptions& opts = {});
 /// By name (cost_model_kind_from_name); also throws std::invalid_argument for an unknown name.
 std::unique_ptr<CostModel> make_cost_model(std::string_view name, const CostOptions& opts = {});

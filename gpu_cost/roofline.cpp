@@ -39,12 +39,17 @@ const DeviceProfile* find_profile(std::string_view name) {
   return nullptr;
 }
 
-const DeviceProfile& profile_for_device(std::string_view device_name) {
+const DeviceProfile* match_profile(std::string_view device_name) {
   std::string n = lower(device_name);
   for (const auto& p : profiles())
-    if (n.find(p.name) != std::string::npos) return p;
-  if (n.find("h200") != std::string::npos || n.find("gh200") != std::string::npos) return *find_profile("h100");
-  return profiles()[0];
+    if (n.find(p.name) != std::string::npos) return &p;
+  if (n.find("h200") != std::string::npos) return find_profile("h100");
+  return nullptr;
+}
+
+const DeviceProfile& profile_for_device(std::string_view device_name) {
+  const DeviceProfile* p = match_profile(device_name);
+  return p ? *p : profiles()[0];
 }
 
 std::vector<std::string> profile_names() {
@@ -73,7 +78,7 @@ Work op_work(Op op, const Children& c) {
       if (d.has_bias) w.flops += out_elems;
       if (d.act != Act::None) w.flops += out_elems;
       w.bytes = bytes(c[4]) + bytes(c[5]) + (d.has_bias ? bytes(c[6]) : 0) + out_bytes;
-      if (d.act == Act::Sigmoid || d.act == Act::Tanh) {
+      if (d.act == Act::Sigmoid || d.act == Act::Tanh || (d.has_bias && d.act == Act::None)) {
         w.kernels += 1;
         w.bytes += 2 * out_bytes;
       }

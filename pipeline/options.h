@@ -42,10 +42,10 @@ struct PipelineOptions {
   int threads = 1;
 
   // cost model
-  cost::CostModelKind cost_model = cost::CostModelKind::Auto;
-  std::string device_profile = "t4";           ///< a roofline profile name (validated by the CLI)
+  cost::CostModelKind cost_model = cost::CostModelKind::Auto;  ///< auto: cuda, else table, else roofline
+  std::string device_profile = cost::kDefaultProfile;  ///< device predicted for: its built-in table, else roofline
   std::string cost_cache;                      ///< cuda: persistent cache file
-  std::string cost_table;                      ///< table file (default: the committed one)
+  std::string cost_table;                      ///< table file (default: the profile's built-in table)
 
   // verification
   VerifyMode verify = VerifyMode::Auto;

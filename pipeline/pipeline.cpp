@@ -4,9 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <optional>
-#include <set>
 
 #include "egraph/bridge.h"
 #include "egraph/cycle_filter.h"
@@ -30,32 +28,34 @@ namespace tensat {
 
 namespace {
 
-std::unique_ptr<cost::CostModel> make_model(const PipelineOptions& o, const ir::Graph& g) {
+std::unique_ptr<cost::CostModel> make_model(const PipelineOptions& o) {
   cost::CostOptions co;
   co.profile = o.device_profile;
   co.cache_path = o.cost_cache;
   co.table_path = o.cost_table;
   if (o.cost_model == cost::CostModelKind::Table && co.table_path.empty()) co.table_path = o.cost_cache;
-  if (o.cost_model == cost::CostModelKind::Auto && co.table_path.empty()) {
-    std::string def = default_cost_table();
-    if (!def.empty() && std::filesystem::exists(def)) co.table_path = def;
-  }
-  if (o.cost_model == cost::CostModelKind::Auto) {
-    std::set<std::string> sigs;
-    std::vector<const ValueType*> kids;
-    for (ir::NodeId i = 0; i < g.size(); ++i) {
-      const ir::Node& n = g.node(i);
-      kids.clear();
-      for (auto c : n.children) kids.push_back(&g.type(c));
-      if (!cost::structural_cost(n.op, kids)) sigs.insert(cost::signature(n.op, kids));
-    }
-    co.required.assign(sigs.begin(), sigs.end());
-  }
   try {
     return cost::make_cost_model(o.cost_model, co);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("cost model: ") + e.what());
   }
+}
+
+// What rests on estimated prices: the misses, the before/after comparison, the decisions.
+void summarize_fallback(const cost::CostModel& model, const EGraph& eg, const ExtractView& view,
+                        const ENodePrices& prices, const extract::Choice& choice, PipelineReport& rep) {
+  rep.fallback.prices = model.fallback_prices();
+  if (rep.fallback.prices.empty()) return;
+  rep.fallback.priced_by = model.fallback_name();
+  rep.fallback.comparison_robust = comparison_robust(rep.fallback.before, rep.fallback.after);
+  std::vector<double> fb(view.node_of_index.size());
+  for (size_t i = 0; i < fb.size(); ++i) fb[i] = prices.fallback[view.node_of_index[i].v];
+  rep.fallback.decisions = analyze_fallback_decisions(view.graph, fb, choice, [&](extract::NodeIdx n) {
+    const ENode& e = eg.node(view.node_of_index[n]);
+    std::vector<const ValueType*> kids;
+    for (auto ch : e.children) kids.push_back(&eg.type(ch));
+    return cost::signature(e.op, kids);
+  });
 }
 
 // The executor verification runs on; nullopt for --verify off.
@@ -96,9 +96,12 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     throw UsageError(e.what());
   }
   rep.egraph.rules = rules.size();
-  auto model = make_model(o, imp.graph);
+  auto model = make_model(o);
+  const Costing costing(*model, opaque_folding(imp.ctx));
   rep.cost_model = model->name();
-  rep.cost_before = graph_cost(imp.graph, *model);
+  rep.cost_model_detail = model->detail();
+  rep.fallback.before = costing.price(imp.graph);
+  rep.cost_before = rep.fallback.before.total;
 
   // ---- explore ----------------------------------------------------------------------------
   t.restart();
@@ -133,8 +136,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
 
   // ---- extract ----------------------------------------------------------------------------
   t.restart();
-  std::vector<double> costs = enode_costs(eg, *model);
-  ExtractView view = to_extract_graph(eg, root, costs);
+  const ENodePrices prices = costing.price(eg);
+  ExtractView view = to_extract_graph(eg, root, prices.cost);
   if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
   extract::ExtractOptions eo;
   eo.method = o.extract;
@@ -152,7 +155,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.status = ex.status;
   rep.extraction.gap = ex.gap;
   rep.extraction.dag_cost = ex.dag_cost;
-  rep.cost_extracted = graph_cost(best, *model);
+  rep.fallback.after = costing.price(best);
+  rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;
   if (rep.cost_extracted > rep.cost_before) {
     // Never hand back a model the cost model predicts to be slower (e.g. greedy tree
@@ -162,8 +166,10 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     best = imp.graph;
     rep.kept_original = true;
     rep.cost_after = rep.cost_before;
+    rep.fallback.after = rep.fallback.before;
   }
   model->flush();
+  summarize_fallback(*model, eg, view, prices, ex.choice, rep);
 
   // ---- fold weights, export (to a temporary file next to the output) --------------------------
   t.restart();

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_cost/cost_model.h"
+#include "pipeline/costing.h"
 #include "pipeline/options.h"
 #include "pipeline/verify.h"
 
@@ -29,10 +31,19 @@ class UsageError : public std::runtime_error {
 
 struct PipelineReport {
   std::string input, output;
-  std::string cost_model;
-  double cost_before = 0, cost_after = 0;     ///< ms, same cost model
+  std::string cost_model;                     ///< name: "table:h100", "roofline:t4", "cuda:<device>"
+  std::string cost_model_detail;              ///< how its costs were obtained (method, version, size)
+  double cost_before = 0, cost_after = 0;     ///< ms, same cost model; constant work is free in both
   double cost_extracted = 0;                  ///< the extracted graph's cost (== cost_after unless kept_original)
   bool kept_original = false;                 ///< extraction did not improve: the original graph was kept
+  /// Signatures the cost model could not price from measurements (table misses).
+  struct {
+    std::string priced_by;                    ///< what priced them (CostModel::fallback_name)
+    std::vector<cost::FallbackPrice> prices;  ///< every distinct one, by signature
+    GraphPrice before, after;                 ///< cost_before / cost_after and their estimated parts
+    bool comparison_robust = true;            ///< after <= before for estimates scaled 1/2..2
+    FallbackDecisions decisions;              ///< extraction decisions resting on estimates
+  } fallback;
   int folded_weights = 0;                     ///< weight-only subgraphs computed into new initializers
   std::map<std::string, double> times;        ///< import, explore, extract, export, verify, total (s)
   struct {
@@ -57,6 +68,10 @@ struct PipelineReport {
   nlohmann::json to_json() const;
   /// onnxsim-style table on stderr.
   void print(FILE* out) const;
+
+ private:
+  nlohmann::json fallback_json() const;
+  void print_fallback(FILE* out) const;
 };
 
 /// Runs the whole pipeline. Throws ImportError/UsageError (exit 2), VerificationError

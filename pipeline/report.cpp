@@ -13,6 +13,7 @@ nlohmann::json PipelineReport::to_json() const {
   j["output"] = output;
   j["written"] = written;
   j["cost_model"] = cost_model;
+  j["cost_model_detail"] = cost_model_detail;
   j["cost_before"] = cost_before;
   j["cost_after"] = cost_after;
   j["cost_extracted"] = cost_extracted;
@@ -39,7 +40,60 @@ nlohmann::json PipelineReport::to_json() const {
   j["opaque_nodes"] = opaque_nodes;
   j["rules_fired"] = rule_stats.is_null() ? nlohmann::json::object() : rule_stats;
   if (measured) j["measured"] = {{"before_ms", measured_before_ms}, {"after_ms", measured_after_ms}};
+  j["fallback"] = fallback_json();
   return j;
+}
+
+nlohmann::json PipelineReport::fallback_json() const {
+  nlohmann::json f;
+  f["signatures"] = fallback.prices.size();
+  f["priced_by"] = fallback.priced_by;
+  f["before_ms"] = fallback.before.fallback;
+  f["after_ms"] = fallback.after.fallback;
+  f["comparison_robust"] = fallback.comparison_robust;
+  f["spread"] = kFallbackSpread;
+  const FallbackDecisions& d = fallback.decisions;
+  nlohmann::json ex = nlohmann::json::array();
+  for (const auto& e : d.examples)
+    ex.push_back({{"eclass", e.eclass},
+                  {"chosen", e.chosen},
+                  {"chosen_ms", e.chosen_ms},
+                  {"chosen_fallback_ms", e.chosen_fallback_ms},
+                  {"alternative", e.alternative},
+                  {"alternative_ms", e.alternative_ms},
+                  {"alternative_fallback_ms", e.alternative_fallback_ms},
+                  {"both_sides", e.both_sides},
+                  {"sensitive", e.sensitive}});
+  f["decisions"] = {{"count", d.decisions}, {"both_sides", d.both_sides}, {"sensitive", d.sensitive}, {"examples", ex}};
+  nlohmann::json prices = nlohmann::json::array();
+  for (const auto& p : fallback.prices) prices.push_back({{"signature", p.signature}, {"ms", p.ms}, {"by", p.by}});
+  f["prices"] = std::move(prices);
+  return f;
+}
+
+void PipelineReport::print_fallback(FILE* out) const {
+  if (fallback.prices.empty()) {
+    if (cost_model.rfind("table:", 0) == 0) std::fprintf(out, "cost table: every signature priced was measured\n");
+    return;
+  }
+  std::fprintf(out, "cost table: %zu signatures not in the table, priced by %s (%.4f of %.4f ms before, %.4f of %.4f ms after)\n",
+               fallback.prices.size(), fallback.priced_by.c_str(), fallback.before.fallback, cost_before,
+               fallback.after.fallback, cost_after);
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < fallback.prices.size() && i < kShown; ++i)
+    std::fprintf(out, "  %s: %.4f ms (%s)\n", fallback.prices[i].signature.c_str(), fallback.prices[i].ms,
+                 fallback.prices[i].by.c_str());
+  if (fallback.prices.size() > kShown)
+    std::fprintf(out, "  ... %zu more in the JSON report (fallback.prices)\n", fallback.prices.size() - kShown);
+  const FallbackDecisions& d = fallback.decisions;
+  if (d.decisions)
+    std::fprintf(out,
+                 "estimates: %zu extraction decisions rest on them, %zu with estimates on both sides, %zu would reverse "
+                 "if they were off by %gx (fallback.decisions)\n",
+                 d.decisions, d.both_sides, d.sensitive, kFallbackSpread);
+  if (fallback.before.fallback > 0 || fallback.after.fallback > 0)
+    std::fprintf(out, "estimates: the before/after comparison %s if they were off by up to %gx either way\n",
+                 fallback.comparison_robust ? "holds" : "WOULD REVERSE", kFallbackSpread);
 }
 
 void PipelineReport::print(FILE* out) const {
@@ -63,7 +117,9 @@ void PipelineReport::print(FILE* out) const {
   if (measured) std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", "measured (ms)", measured_before_ms, measured_after_ms);
   std::fprintf(out, "+----------------------+------------+------------+\n");
   double speedup = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
-  std::fprintf(out, "predicted speedup %.1f%% (cost model %s)\n", speedup, cost_model.c_str());
+  std::fprintf(out, "predicted speedup %.1f%% (cost model %s%s%s)\n", speedup, cost_model.c_str(),
+               cost_model_detail.empty() ? "" : ": ", cost_model_detail.c_str());
+  print_fallback(out);
   if (kept_original)
     std::fprintf(out, "the extracted graph (%.4f ms) was no better than the original: the original graph was kept\n",
                  cost_extracted);

@@ -1,4 +1,4 @@
-// Rule and cost-table sources.
+// Rule sources.
 #include "pipeline/rule_sources.h"
 
 #include <spdlog/spdlog.h>
@@ -20,13 +20,6 @@ std::vector<RuleSpec> load_rule_sources(const std::vector<std::string>& files) {
     for (const auto& s : r.skipped)
       spdlog::warn("TASO rule {} cannot be expressed in our language and is not used: {}", s.rule, s.reason);
   return out;
-}
-
-std::string default_cost_table() {
-#ifdef TENSAT_COST_TABLE
-  if (std::filesystem::exists(TENSAT_COST_TABLE)) return TENSAT_COST_TABLE;
-#endif
-  return "";
 }
 
 }  // namespace tensat

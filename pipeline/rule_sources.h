@@ -1,5 +1,5 @@
-// Where rules and cost tables come from: the built-in rule set, rule files named on the
-// command line (.rules text, or TASO's .pb collection), and the committed cost table.
+// Where rules come from: the built-in rule set, or rule files named on the command line
+// (.rules text, or TASO's .pb collection). (The built-in cost tables: gpu_cost/embedded_tables.h.)
 #pragma once
 
 #include <string>
@@ -13,8 +13,5 @@ namespace tensat {
 /// a TASO rule collection, anything else our text format). Throws std::runtime_error with
 /// the file (and line) on a bad file.
 std::vector<RuleSpec> load_rule_sources(const std::vector<std::string>& files);
-
-/// The committed table of GPU-measured costs, or "" if none is installed.
-std::string default_cost_table();
 
 }  // namespace tensat

@@ -7,8 +7,13 @@ before/after and speedup, e-graph size; greedy vs ILP; k_multi 0, 1, 2; efficien
 cycle filtering; ILP with vs without order constraints; optionally peers (onnxsim,
 onnxoptimizer, ONNX Runtime's offline optimizer) costed by the same cost model.
 
+The main table uses the default cost model (without a GPU: the built-in H100 table) and adds
+the roofline ablation (--ablation, default "--cost-model roofline --device-profile t4"): the
+speedup roofline predicts for its own choice, and that choice priced by the main cost model
+(onnx-tensat --iter-limit 0 on roofline's output), i.e. what deciding by roofline gives up.
+
 usage: tools/bench.py --bin build/tools/onnx-tensat --models build/models [--tables main,extract,kmulti,filter,order,peers,rules]
-       [--repeat 3] [--models-list bert,nasrnn] [--extra "--cost-model roofline"] [--out results.json]
+       [--repeat 3] [--models-list bert,nasrnn] [--extra "--cost-model roofline"] [--ablation ""] [--out results.json]
 Benchmarks report numbers; they assert nothing.
 """
 from __future__ import annotations
@@ -35,9 +40,10 @@ PAPER = {  # TASO search (s), TENSAT total, explore, extract (s), TASO speedup %
 }
 
 
-def run(binary, model, flags, timeout=900):
+def run(binary, model, flags, timeout=900, keep=None):
+    """One onnx-tensat run; its report (with "wall"), or {"error"}. keep: where to leave the output model."""
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "out.onnx")
+        out = keep or os.path.join(tmp, "out.onnx")
         rep = os.path.join(tmp, "rep.json")
         t = time.time()
         p = subprocess.run([binary, model, out, "-q", "--report", rep, *flags], capture_output=True, text=True,
@@ -72,11 +78,28 @@ def fmt(x, nd=3):
     return "—" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
 
 
+def ablation(a, m):
+    """The ablation's own predicted speedup, and its chosen graph priced by the main cost model."""
+    src = os.path.join(a.models, m + ".onnx")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "ablation.onnx")
+        r = run(a.bin, src, a.extra + a.ablation, keep=out)
+        if "error" in r or not os.path.exists(out):
+            return "error", "error"
+        priced = run(a.bin, out, a.extra + ["--iter-limit", "0", "--verify", "off"])
+        base = run(a.bin, src, a.extra + ["--iter-limit", "0", "--verify", "off"])
+    if "error" in priced or "error" in base or priced["cost_before"] <= 0:
+        return speed(r), "error"
+    return speed(r), f"{(base['cost_before'] / priced['cost_before'] - 1) * 100:.1f}%"
+
+
 def table_main(a, models):
     print("\n### Optimization time and predicted speedup (k_multi 1, ILP, efficient cycle filter)\n")
+    abl = " ".join(a.ablation)
+    extra_head = f" | ablation ({abl}): its speedup | its graph under the main model" if a.ablation else ""
     print("| model | explore (s) | extract (s) | paper explore/extract (s) | e-nodes | e-classes | iters | stop "
-          "| cost before (ms) | cost after (ms) | speedup | paper TENSAT | extraction | verify |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| cost before (ms) | cost after (ms) | speedup | paper TENSAT | misses | extraction | verify" + extra_head + " |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if a.ablation else ""))
     res = {}
     for m in models:
         r = median_run(a.bin, os.path.join(a.models, m + ".onnx"), a.extra, a.repeat)
@@ -86,14 +109,20 @@ def table_main(a, models):
             print(f"| {m} | error: {r['error']} |")
             continue
         e = r["egraph"]
+        misses = r.get("fallback", {}).get("signatures", 0)
+        cells = ""
+        if a.ablation:
+            own, under_main = ablation(a, m)
+            cells = f" | {own} | {under_main}"
         print(f"| {m} | {r['times']['explore']:.3f} | {r['times']['extract']:.3f} | {fmt(p[2], 2)} / {fmt(p[3], 2)} "
               f"| {e['nodes']} | {e['classes']} | {e['iterations']} | {e['stop_reason']} | {r['cost_before']:.4f} "
-              f"| {r['cost_after']:.4f} | {speed(r)} | {fmt(p[5], 1)}% | {r['extraction']['method']} "
-              f"{r['extraction']['status']} | {r['verify']['passed']} |")
+              f"| {r['cost_after']:.4f} | {speed(r)} | {fmt(p[5], 1)}% | {misses} | {r['extraction']['method']} "
+              f"{r['extraction']['status']} | {r['verify']['passed']}{cells} |")
     if res:
         any_r = next((r for r in res.values() if "error" not in r), None)
         if any_r:
-            print(f"\ncost model: {any_r['cost_model']}")
+            detail = any_r.get("cost_model_detail", "")
+            print(f"\ncost model: {any_r['cost_model']}" + (f" ({detail})" if detail else ""))
     return res
 
 
@@ -187,8 +216,11 @@ def main():
     ap.add_argument("--tables", default="main,extract,kmulti,filter,order")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--extra", default="")
+    ap.add_argument("--ablation", default="--cost-model roofline --device-profile t4",
+                    help='flags of the main table\'s ablation columns ("" = none)')
     a = ap.parse_args()
     a.extra = a.extra.split()
+    a.ablation = a.ablation.split()
     models = [m for m in a.models_list.split(",") if m]
     for m in models:
         if not os.path.exists(os.path.join(a.models, m + ".onnx")):

@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "extract/extract_graph.h"
+#include "gpu_cost/embedded_tables.h"
 #include "gpu_cost/roofline.h"
 #include "importer/importer.h"
 #include "pipeline/pipeline.h"
@@ -77,16 +80,28 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
   auto* g3 = "Cost model";
   using tensat::cost::CostModelKind;
-  app.add_option("--cost-model", o.cost_model, "auto|cuda|roofline|table")
+  app.add_option("--cost-model", o.cost_model,
+                 "auto|cuda|roofline|table. auto: cuda on a GPU, else the device profile's measured table (or "
+                 "--cost-table), else its roofline model; table: measured costs, misses priced by a model "
+                 "calibrated to the table; roofline: the analytic model (ablation)")
       ->transform(CLI::CheckedTransformer(choices({CostModelKind::Auto, CostModelKind::Cuda, CostModelKind::Roofline,
                                                    CostModelKind::Table},
                                                   tensat::cost::cost_model_kind_name)))
       ->default_str("auto")->group(g3);
-  app.add_option("--device-profile", o.device_profile, "roofline device: " + tensat::cost::profile_list())
+  app.add_option("--device-profile", o.device_profile,
+                 "the GPU costs are predicted for without one: " + tensat::cost::profile_list() +
+                     " (measured table built in: " + tensat::cost::embedded_profile_list() +
+                     "; the others: roofline only)")
       ->check(CLI::IsMember(tensat::cost::profile_names(), CLI::ignore_case))
+      ->transform([](std::string s) {
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        return s;
+      })
       ->default_val(o.device_profile)->group(g3);
   app.add_option("--cost-cache", o.cost_cache, "cuda: persistent cache file of measured costs")->group(g3);
-  app.add_option("--cost-table", o.cost_table, "table: cost file measured on a GPU (default: the committed one)")
+  app.add_option("--cost-table", o.cost_table,
+                 "table/auto: a cost table measured on a GPU (onnx-tensat-costs; default: the device profile's "
+                 "built-in table)")
       ->group(g3);
   auto* g4 = "Verification and output";
   using tensat::VerifyMode;

@@ -117,6 +117,10 @@ class ModelBuilder {
   void output(const Tensor& x);
 
   void set_doc(const std::string& doc) { doc_ = doc; }
+  // The batch size the model builders give their inputs (1 unless `--batch N`). Weights do
+  // not depend on it, so a model's weights are the same at every batch size.
+  void set_batch(int64_t batch) { batch_ = batch; }
+  int64_t batch() const { return batch_; }
 
   const ModelStats& stats() const { return stats_; }
 
@@ -141,6 +145,7 @@ class ModelBuilder {
   std::unordered_map<std::string, Shape> shapes_;  // node outputs -> tracked shape
   std::string doc_;
   ModelStats stats_;
+  int64_t batch_ = 1;
   bool finished_ = false;
 };
 

@@ -40,7 +40,10 @@ constexpr int64_t kSeq = 64, kHidden = 1024, kHeads = 16, kHeadDim = kHidden / k
 }  // namespace
 
 void build_bert(ModelBuilder& b) {
-  Tensor x = b.relu("input.relu", b.input("input", {kSeq, kHidden}));
+  // Batch B > 1: B sequences of kSeq tokens as [B*kSeq, kHidden]; the heads become
+  // [B, kHeads, kSeq, kHeadDim] (attention within each sequence). B = 1 is the paper's graph.
+  const int64_t B = b.batch();
+  Tensor x = b.relu("input.relu", b.input("input", {B * kSeq, kHidden}));
   // W_q and W_v carry an extra 1/sqrt(64): the usual 1/sqrt(d_k) logit scaling folded into
   // W_q, and, with no softmax to normalise the 64-term sums of logits·v, the same factor in
   // W_v. The graph is unchanged; only the weights' scale keeps the outputs O(1).
@@ -51,6 +54,10 @@ void build_bert(ModelBuilder& b) {
     Tensor k = b.linear(dot(p, "k"), x, kHidden, false);
     Tensor v = b.linear(dot(p, "v"), x, kHidden, false, head_scale);
     auto heads = [&](const Tensor& t) {
+      if (B > 1) {
+        Tensor r = b.reshape(dot(t.name, "reshape"), t, {B, kSeq, kHeads, kHeadDim});
+        return b.transpose(dot(t.name, "transpose"), r, {0, 2, 1, 3});  // [B, 16, 64, 64]
+      }
       Tensor r = b.reshape(dot(t.name, "reshape"), t, {kSeq, kHeads, kHeadDim});
       return b.transpose(dot(t.name, "transpose"), r, {1, 0, 2});  // [16, 64, 64]
     };
@@ -60,8 +67,11 @@ void build_bert(ModelBuilder& b) {
     // The paper's graph multiplies q by k without transposing k (both [16,64,64]); kept so.
     Tensor logits = b.matmul(dot(p, "qk"), q, k);
     Tensor attn = b.matmul(dot(p, "qkv"), logits, v);
-    attn = b.transpose(dot(p, "qkv.transpose"), attn, {1, 0, 2});  // [64, 16, 64]
-    attn = b.reshape(dot(p, "attention"), attn, {kSeq, kHidden});
+    if (B > 1)
+      attn = b.transpose(dot(p, "qkv.transpose"), attn, {0, 2, 1, 3});  // [B, 64, 16, 64]
+    else
+      attn = b.transpose(dot(p, "qkv.transpose"), attn, {1, 0, 2});  // [64, 16, 64]
+    attn = b.reshape(dot(p, "attention"), attn, {B * kSeq, kHidden});
     b.output(attn);
     x = b.linear(dot(p, "linear"), x, kHidden, false);
   }
@@ -74,8 +84,11 @@ void build_nasrnn(ModelBuilder& b) {
   constexpr int kSteps = 5;
   constexpr int64_t kH = 512;
   std::vector<Tensor> xs;
-  for (int i = 0; i < kSteps; ++i) xs.push_back(b.input(num("x", i), {1, kH}));
-  Tensor h = b.weight("h0", {1, kH}, 1.0f);  // initial state: a weight, as in the paper
+  for (int i = 0; i < kSteps; ++i) xs.push_back(b.input(num("x", i), {b.batch(), kH}));
+  // Initial state: a weight, as in the paper; at batch B > 1 B copies of it (a weight-only
+  // Concat), so the weights are the same at every batch size.
+  Tensor h = b.weight("h0", {1, kH}, 1.0f);
+  if (b.batch() > 1) h = b.concat("h0.batch", std::vector<Tensor>(static_cast<size_t>(b.batch()), h), 0);
   // x·W1 + h·W2: each weight with variance 1/(2·512) so that the sum has variance ~ E[x^2].
   const float gain = std::sqrt(0.5f);
   for (int s = 0; s < kSteps; ++s) {
@@ -129,7 +142,7 @@ Tensor stem(ModelBuilder& b, const Tensor& x) {
 }  // namespace
 
 void build_resnext50(ModelBuilder& b) {
-  Tensor t = stem(b, b.input("input", {1, 3, 224, 224}));
+  Tensor t = stem(b, b.input("input", {b.batch(), 3, 224, 224}));
   const int blocks[4] = {3, 4, 6, 3};
   const int64_t widths[4] = {128, 256, 512, 1024};
   for (int s = 0; s < 4; ++s)
@@ -141,7 +154,7 @@ void build_resnext50(ModelBuilder& b) {
 }
 
 void build_resnet50(ModelBuilder& b) {
-  Tensor t = b.input("input", {1, 64, 56, 56});
+  Tensor t = b.input("input", {b.batch(), 64, 56, 56});
   const int blocks[4] = {3, 4, 6, 3};
   const int64_t widths[4] = {64, 128, 256, 512};
   for (int s = 0; s < 4; ++s)
@@ -219,7 +232,7 @@ Tensor reduction_cell(ModelBuilder& b, const std::string& p, const Tensor& prev_
 }  // namespace
 
 void build_nasneta(ModelBuilder& b) {
-  Tensor input = stem(b, b.input("input", {1, 3, 224, 224}));  // [1,64,56,56]
+  Tensor input = stem(b, b.input("input", {b.batch(), 3, 224, 224}));  // [1,64,56,56]
   int64_t c = 128;
   for (int s = 1; s <= 3; ++s) {
     const std::string stage = num("stage", s);
@@ -310,7 +323,7 @@ Tensor inception_e(ModelBuilder& b, const std::string& p, const Tensor& x) {
 }  // namespace
 
 void build_inceptionv3(ModelBuilder& b) {
-  Tensor v = b.input("input", {1, 3, 299, 299});
+  Tensor v = b.input("input", {b.batch(), 3, 299, 299});
   v = basic(b, "stem.conv1", v, 32, 3, 3, 2, 0, 0);  // 32 x 149 x 149
   v = basic(b, "stem.conv2", v, 32, 3, 3, 1, 0, 0);  // 32 x 147 x 147
   v = basic(b, "stem.conv3", v, 64, 3, 3, 1, 1, 1);  // 64 x 147 x 147
@@ -348,7 +361,7 @@ Tensor fire(ModelBuilder& b, const std::string& p, const Tensor& x, int64_t sque
 }  // namespace
 
 void build_squeezenet(ModelBuilder& b) {
-  Tensor v = b.input("input", {1, 3, 224, 224});
+  Tensor v = b.input("input", {b.batch(), 3, 224, 224});
   v = b.conv("conv1", v, conv_spec(64, 3, 3, 2, no_pads(), true));  // 64 x 111 x 111
   v = b.maxpool("pool1", v, 3, 3, 2, 2, no_pads());                   // 55 x 55
   v = fire(b, "fire2", v, 16, 64);
@@ -363,7 +376,7 @@ void build_squeezenet(ModelBuilder& b) {
   v = fire(b, "fire9", v, 64, 256);
   v = b.conv("conv10", v, same_conv(1000, 1, 1, true));  // 1000 x 13 x 13
   v = b.avgpool("avgpool", v, 13, 13, 1, 1, no_pads());  // 1000 x 1 x 1
-  v = b.reshape("flatten", v, {1, 1000});
+  v = b.reshape("flatten", v, {b.batch(), 1000});
   b.output(v);
 }
 
@@ -371,7 +384,7 @@ void build_squeezenet(ModelBuilder& b) {
 // VGG-19 (as in TENSAT's model/vgg.model, minus biases and dropout; the FC layers are
 // x·W with W stored [in, out], where the ONNX export had Transpose(W) + MatMul).
 void build_vgg19(ModelBuilder& b) {
-  Tensor v = b.input("input", {1, 3, 224, 224});
+  Tensor v = b.input("input", {b.batch(), 3, 224, 224});
   const int convs[5] = {2, 2, 4, 4, 4};
   const int64_t widths[5] = {64, 128, 256, 512, 512};
   for (int s = 0; s < 5; ++s) {
@@ -379,7 +392,7 @@ void build_vgg19(ModelBuilder& b) {
       v = b.conv("conv" + std::to_string(s + 1) + "_" + std::to_string(i + 1), v, same_conv(widths[s], 3, 1, true));
     v = b.maxpool(num("pool", s + 1), v, 2, 2, 2, 2, no_pads());
   }
-  v = b.reshape("flatten", v, {1, 25088});
+  v = b.reshape("flatten", v, {b.batch(), 25088});
   v = b.linear("fc6", v, 4096, true);
   v = b.linear("fc7", v, 4096, true);
   v = b.linear("fc8", v, 1000, false);

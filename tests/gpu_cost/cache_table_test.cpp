@@ -1,5 +1,6 @@
 // Cost cache (round trip, atomic write, corruption) and the table model (lookups, misses
-// that fall back with a warning, covers, auto selection).
+// priced by the fallback and listed, corrupted and newer tables falling back with a warning,
+// launch overheads, the built-in h100 table and its round trip through a file, the factory).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include "gpu_cost/cost_cache.h"
 #include "gpu_cost/cost_model.h"
+#include "gpu_cost/embedded_tables.h"
 #include "gpu_cost/gpu_runtime.h"
 #include "gpu_cost/roofline.h"
 #include "gpu_cost/table_model.h"
@@ -202,46 +204,59 @@ TEST(CostCache, BadEntriesAreSkipped) {
 struct TableFixture : ::testing::Test {
   TempDir dir;
   std::string path = dir.file("table.json");
-  Types relu, conv;
-  std::string relu_sig, conv_sig;
+  Types relu, conv, conv_bias;
+  std::string relu_sig, conv_sig, conv_bias_sig;
   void SetUp() override {
     relu.f32({1, 64, 56, 56});
     conv.num(1).num(1).sym("same").sym("relu").f32({1, 64, 56, 56}).f32({64, 64, 3, 3}).f32({64});
+    conv_bias.num(1).num(1).sym("same").sym("none").f32({1, 64, 56, 56}).f32({64, 64, 3, 3}).f32({64});
     relu_sig = signature(Op::Relu, relu.list());
     conv_sig = signature(Op::Conv, conv.list());
+    conv_bias_sig = signature(Op::Conv, conv_bias.list());
     CostCache c(path);
     c.put("Tesla T4", relu_sig, 0.042);
     c.put("Tesla T4", conv_sig, 0.5);
+    c.put("Tesla T4", conv_bias_sig, 0.6);
     ASSERT_TRUE(c.save());
   }
 };
 
 TEST_F(TableFixture, LooksUpMeasuredCosts) {
-  TableModel t(path, "", *find_profile("t4"));
+  TableModel t(path, "", *find_profile("h100"));
+  EXPECT_TRUE(t.usable());
   EXPECT_EQ(t.name(), "table:Tesla T4");
+  EXPECT_EQ(t.version(), 2);
+  EXPECT_EQ(t.method(), kMethodSingleLaunch);
+  EXPECT_NE(t.detail().find("event-single-launch, v2; 3 signatures measured on Tesla T4"), std::string::npos)
+      << t.detail();
   EXPECT_EQ(t.op_cost(Op::Relu, relu.list()), 0.042);
   EXPECT_EQ(t.op_cost(Op::Conv, conv.list()), 0.5);
+  EXPECT_FALSE(t.price(Op::Conv, conv.list()).fallback);
   EXPECT_EQ(t.node_cost(Op::Conv, conv.list(), /*weight_only=*/true), 0.0);
-  EXPECT_EQ(t.hits(), 2u);
+  EXPECT_EQ(t.hits(), 3u);
   EXPECT_EQ(t.misses(), 0u);
   EXPECT_TRUE(t.covers({relu_sig, conv_sig}));
+  EXPECT_TRUE(t.fallback_prices().empty());
 }
 
-TEST_F(TableFixture, MissFallsBackToRooflineWithAWarning) {
-  TableModel t(path, "Tesla T4", *find_profile("t4"));
+TEST_F(TableFixture, AMissIsPricedByTheFallbackAndListed) {
+  TableModel t(path, "Tesla T4", *find_profile("h100"));
   Types tanh_t;
   tanh_t.f32({1, 64, 56, 56});
   std::string sig = signature(Op::Tanh, tanh_t.list());
   EXPECT_FALSE(t.covers({relu_sig, sig}));
-  LogCapture log;
+  // Three measurements fit nothing (fewer than kMinSamples), and no tanh was measured: the
+  // roofline model of the table's device (a T4, whatever the profile asked for) prices it.
   double roof = RooflineModel(*find_profile("t4")).op_cost(Op::Tanh, tanh_t.list());
-  EXPECT_DOUBLE_EQ(t.op_cost(Op::Tanh, tanh_t.list()), roof);
+  Price p = t.price(Op::Tanh, tanh_t.list());
+  EXPECT_TRUE(p.fallback);
+  EXPECT_DOUBLE_EQ(p.ms, roof);
   EXPECT_DOUBLE_EQ(t.op_cost(Op::Tanh, tanh_t.list()), roof);
   EXPECT_EQ(t.misses(), 2u);
-  EXPECT_EQ(t.missed().size(), 1u);
-  std::string text = log.text();
-  EXPECT_NE(text.find(sig), std::string::npos) << text;
-  EXPECT_EQ(text.find(sig), text.rfind(sig)) << "warned twice: " << text;
+  ASSERT_EQ(t.fallback_prices().size(), 1u);
+  EXPECT_EQ(t.fallback_prices()[0].signature, sig);
+  EXPECT_EQ(t.fallback_prices()[0].by, "roofline:t4");
+  EXPECT_NE(t.fallback_name().find("calibrated to table:Tesla T4"), std::string::npos) << t.fallback_name();
   // Structural nodes never reach the table.
   Types r;
   r.sym("64_3136").f32({1, 64, 56, 56});
@@ -255,28 +270,130 @@ TEST_F(TableFixture, UnknownDeviceOrMissingFileIsAnError) {
 }
 
 TEST_F(TableFixture, CorruptedTableWarnsAndFallsBack) {
-  write_all(path, "{\"format\": \"onnx-tensat-cost-cache\", \"vers");
-  LogCapture log;
-  TableModel t(path, "", *find_profile("t4"));
-  EXPECT_NE(log.text().find("corrupted"), std::string::npos) << log.text();
-  EXPECT_GT(t.op_cost(Op::Relu, relu.list()), 0.0);
-  EXPECT_EQ(t.misses(), 1u);
-  EXPECT_FALSE(t.covers({relu_sig}));
+  for (const std::string& bad : {std::string("{\"format\": \"onnx-tensat-cost-cache\", \"vers"), std::string("[]"),
+                                std::string(R"({"format":"onnx-tensat-cost-cache","version":2,"devices":{"d":{}}})")}) {
+    write_all(path, bad);
+    LogCapture log;
+    TableModel t(path, "", *find_profile("t4"));
+    EXPECT_FALSE(t.usable()) << bad;
+    EXPECT_NE(log.text().find("cannot be used"), std::string::npos) << log.text();
+    Price p = t.price(Op::Relu, relu.list());
+    EXPECT_GT(p.ms, 0.0);
+    EXPECT_TRUE(p.fallback);
+    EXPECT_EQ(t.fallback_prices()[0].by, "roofline:t4");
+    EXPECT_FALSE(t.covers({relu_sig}));
+    EXPECT_NE(t.detail().find("unusable table"), std::string::npos) << t.detail();
+  }
 }
 
-TEST_F(TableFixture, AutoPicksTheTableOnlyWhenItCovers) {
-  if (gpu::available()) GTEST_SKIP() << "a GPU is present: auto picks cuda";
+TEST_F(TableFixture, ANewerVersionIsRefusedWithAWarningAndFallsBack) {
+  write_all(path, R"({"format": "onnx-tensat-cost-cache", "version": 3,
+                      "devices": {"Tesla T4": {"method": "future", "costs": {}}}})");
+  {
+    LogCapture log;
+    TableModel t(path, "", *find_profile("t4"));
+    EXPECT_FALSE(t.usable());
+    EXPECT_NE(t.problem().find("version 3"), std::string::npos) << t.problem();
+    EXPECT_NE(log.text().find("newer onnx-tensat"), std::string::npos) << log.text();
+    EXPECT_GT(t.op_cost(Op::Relu, relu.list()), 0.0);
+  }
+  // Through the factory, the profile's built-in table takes over (warning, never a crash).
+  LogCapture log;
   CostOptions o;
   o.table_path = path;
-  o.required = {relu_sig, conv_sig};
+  EXPECT_EQ(make_cost_model("table", o)->name(), "table:h100");
+  EXPECT_NE(log.text().find("using the built-in table:h100"), std::string::npos) << log.text();
+}
+
+TEST_F(TableFixture, Version1TableLoadsAsSingleLaunchMethod) {
+  write_all(path, R"({"format": "onnx-tensat-cost-cache", "version": 1,
+                      "devices": {"Tesla T4": {")" + relu_sig + R"(": 0.25}}})");
+  TableModel t(path, "", *find_profile("t4"));
+  EXPECT_TRUE(t.usable());
+  EXPECT_EQ(t.version(), 1);
+  EXPECT_EQ(t.method(), kMethodSingleLaunch);
+  EXPECT_EQ(t.launch_ms(), 0.0);
+  EXPECT_EQ(t.op_cost(Op::Relu, relu.list()), 0.25);
+}
+
+TEST_F(TableFixture, LaunchOverheadIsAddedPerKernel) {
+  {
+    CostCache c(path);
+    c.set_launch_ms("Tesla T4", "graph", 0.002);
+    c.set_launch_ms("Tesla T4", "eager", 0.009);
+    ASSERT_TRUE(c.save());
+  }
+  TableModel t(path, "", *find_profile("t4"));
+  EXPECT_EQ(t.launch_ms(), 0.002);
+  EXPECT_NE(t.detail().find("0.002 ms per kernel launch (graph)"), std::string::npos) << t.detail();
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Relu, relu.list()), 0.042 + 0.002);
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv.list()), 0.5 + 0.002);            // bias + relu fused: 1 kernel
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv_bias.list()), 0.6 + 2 * 0.002);   // conv, then the bias: 2
+  Types tanh_t;
+  tanh_t.f32({1, 64, 56, 56});
+  double roof = RooflineModel(*find_profile("t4")).op_cost(Op::Tanh, tanh_t.list());
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Tanh, tanh_t.list()), roof + 0.002);  // a miss too
+}
+
+TEST(BuiltInTable, H100IsShippedAndEveryEntryIsUsable) {
+  const EmbeddedTable* e = embedded_table("h100");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->file, "h100-fp32.json");
+  EXPECT_EQ(embedded_table("t4"), nullptr);
+  TableModel t(*e, *find_profile("h100"));
+  EXPECT_TRUE(t.usable());
+  EXPECT_EQ(t.name(), "table:h100");
+  EXPECT_EQ(t.device(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(t.size(), 3883u);
+  EXPECT_EQ(t.version(), 1);
+  EXPECT_EQ(t.method(), kMethodSingleLaunch);
+  EXPECT_NE(t.detail().find("event-single-launch, v1; 3883 signatures"), std::string::npos) << t.detail();
+  EXPECT_EQ(t.calibrated().unusable(), 0u);  // every signature parses and type-checks
+  EXPECT_EQ(t.calibrated().samples(), 3883u);
+}
+
+TEST(BuiltInTable, RoundTripThroughAFile) {
+  // The built-in table written as a version-2 file by CostCache and read back as a table:
+  // the same cost for every signature.
+  TableModel builtin(*embedded_table("h100"), *find_profile("h100"));
+  auto parsed = parse_cost_cache(std::string(embedded_table("h100")->text), nullptr);
+  ASSERT_TRUE(parsed);
+  TempDir dir;
+  const std::string path = dir.file("h100.json");
+  {
+    CostCache c(path);
+    for (const auto& [sig, ms] : parsed->devices.begin()->second.costs) c.put(builtin.device(), sig, ms);
+    ASSERT_TRUE(c.save());
+  }
+  TableModel copy(path, "", *find_profile("h100"));
+  EXPECT_EQ(copy.version(), 2);
+  EXPECT_EQ(copy.method(), kMethodSingleLaunch);
+  ASSERT_EQ(copy.size(), builtin.size());
+  size_t n = 0;
+  for (const auto& [sig, ms] : parsed->devices.begin()->second.costs) {
+    auto p = parse_signature(sig);
+    ASSERT_TRUE(p) << sig;
+    EXPECT_EQ(copy.op_cost(p->op, p->pointers()), ms) << sig;
+    EXPECT_EQ(builtin.op_cost(p->op, p->pointers()), ms) << sig;
+    ++n;
+  }
+  EXPECT_EQ(n, 3883u);
+  EXPECT_EQ(copy.misses(), 0u);
+  EXPECT_EQ(builtin.misses(), 0u);
+}
+
+TEST_F(TableFixture, FactoryChoosesTheTable) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present: auto picks cuda";
+  EXPECT_EQ(make_cost_model("auto")->name(), "table:h100");  // the default profile's built-in table
+  CostOptions o;
+  o.profile = "t4";
+  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");  // no measured table for a T4
+  EXPECT_THROW(make_cost_model("table", o), std::invalid_argument);
+  o.table_path = path;
   EXPECT_EQ(make_cost_model("auto", o)->name(), "table:Tesla T4");
-  o.required.push_back("tanh(f32[1])");
-  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");
+  EXPECT_EQ(make_cost_model("table", o)->name(), "table:Tesla T4");
   o.table_path = dir.file("missing.json");
-  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");
-  CostOptions table_only;
-  table_only.table_path = path;
-  EXPECT_EQ(make_cost_model("table", table_only)->name(), "table:Tesla T4");
+  EXPECT_THROW(make_cost_model("auto", o), std::invalid_argument);
 }
 
 }  // namespace

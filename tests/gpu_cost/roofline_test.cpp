@@ -92,23 +92,41 @@ TEST(Roofline, ProfilesDiffer) {
   EXPECT_EQ(profile_for_device("NVIDIA H100 80GB HBM3").name, "h100");
   EXPECT_EQ(profile_for_device("Tesla T4").name, "t4");
   EXPECT_EQ(profile_for_device("Some Future GPU").name, "t4");
+  EXPECT_EQ(match_profile("Some Future GPU"), nullptr);
+  EXPECT_EQ(match_profile("NVIDIA H200")->name, "h100");
 }
 
 TEST(Factory, NamesAndErrors) {
-  EXPECT_EQ(make_cost_model("roofline")->name(), "roofline:t4");
+  EXPECT_EQ(make_cost_model("roofline")->name(), "roofline:h100");  // the default profile
   CostOptions o;
   o.profile = "a100";
   EXPECT_EQ(make_cost_model("roofline", o)->name(), "roofline:a100");
   o.profile = "p100";
   EXPECT_THROW(make_cost_model("roofline", o), std::invalid_argument);
   EXPECT_THROW(make_cost_model("magic"), std::invalid_argument);
-  EXPECT_THROW(make_cost_model("table"), std::invalid_argument);  // no file given
+  EXPECT_EQ(make_cost_model("table")->name(), "table:h100");  // no file: the built-in table
+  o.profile = "t4";
+  EXPECT_THROW(make_cost_model("table", o), std::invalid_argument);  // no file, none built in
 }
 
-TEST(Factory, AutoWithoutGpuIsRooflineT4) {
+TEST(Factory, AutoWithoutGpuIsTheH100Table) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present: auto picks cuda";
-  EXPECT_EQ(make_cost_model("auto")->name(), "roofline:t4");
+  EXPECT_EQ(make_cost_model("auto")->name(), "table:h100");
+  CostOptions o;
+  o.profile = "t4";
+  EXPECT_EQ(make_cost_model("auto", o)->name(), "roofline:t4");
   EXPECT_THROW(make_cost_model("cuda"), std::invalid_argument);
+}
+
+TEST(Roofline, ConvBiasWithoutActivationIsASecondKernel) {
+  Types t;  // cuDNN: the convolution, then cudnnAddTensor for the bias
+  t.num(1).num(1).sym("same").sym("none").f32({1, 64, 56, 56}).f32({64, 64, 3, 3}).f32({64});
+  Work w = op_work(Op::Conv, t.list());
+  EXPECT_EQ(w.kernels, 2);
+  EXPECT_DOUBLE_EQ(w.bytes, 4.0 * (64 * 56 * 56 + 64 * 64 * 9 + 64 + 3 * 64 * 56 * 56));
+  Types r;  // with relu: one fused kernel
+  r.num(1).num(1).sym("same").sym("relu").f32({1, 64, 56, 56}).f32({64, 64, 3, 3}).f32({64});
+  EXPECT_EQ(op_work(Op::Conv, r.list()).kernels, 1);
 }
 
 }  // namespace

@@ -48,6 +48,41 @@ TEST(Signature, EqualTypesGiveEqualKeys) {
   EXPECT_NE(signature(Op::Ewadd, a.list()), signature(Op::Ewadd, c.list()));
 }
 
+TEST(Signature, ParsesBackToTheSameTypes) {
+  Types conv, split, pool, tr;
+  conv.num(2).num(1).sym("p0_1_0_1").sym("relu").f32({8, 64, 56, 56}).f32({64, 64, 3, 3}).sym("none");
+  split.num(1).num(128).f32({1, 256, 14, 14});
+  pool.num(3).num(3).num(2).num(2).sym("valid").num(0).f32({1, 64, 35, 35});
+  tr.sym("0_2_1_3").tensor(DType::I64, {2, 3, 4, 5});
+  for (auto [op, t] : {std::pair{Op::Conv, &conv}, std::pair{Op::Split, &split}, std::pair{Op::Poolavg, &pool},
+                       std::pair{Op::Transpose, &tr}}) {
+    const std::string sig = signature(op, t->list());
+    std::string err;
+    auto p = parse_signature(sig, &err);
+    ASSERT_TRUE(p) << sig << ": " << err;
+    EXPECT_EQ(p->op, op);
+    ASSERT_EQ(p->children.size(), t->list().size()) << sig;
+    for (size_t i = 0; i < p->children.size(); ++i) EXPECT_EQ(p->children[i], *t->list()[i]) << sig << " child " << i;
+    EXPECT_EQ(signature(p->op, p->pointers()), sig);
+  }
+  // A tuple child, and a scalar tensor.
+  auto tuple = parse_signature("noop((f32[1,2],f32[3]),f32[])");
+  ASSERT_TRUE(tuple);
+  EXPECT_EQ(tuple->children[0].kind, Kind::Tuple);
+  EXPECT_EQ(tuple->children[0].tuple.size(), 2u);
+  EXPECT_EQ(tuple->children[1].kind, Kind::Tensor);
+  EXPECT_TRUE(tuple->children[1].shape().empty());
+}
+
+TEST(Signature, MalformedSignaturesAreRefused) {
+  for (const char* bad : {"", "conv", "conv(", "nosuchop(f32[1])", "relu(f32[1,-2])", "relu(,f32[1])",
+                          "relu((f32[1],x))"}) {
+    std::string err;
+    EXPECT_FALSE(parse_signature(bad, &err)) << bad;
+    EXPECT_FALSE(err.empty()) << bad;
+  }
+}
+
 TEST(StructuralCost, FreeNodes) {
   Types x;
   x.f32({2, 3});
