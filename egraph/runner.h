@@ -8,6 +8,9 @@
 //                     .with_cycle_filter(CycleFilterMode::Efficient).run(rules);
 //   rep.stop_reason; rep.iterations[i].rules[r].applied; eg.filtered();
 //
+// egg's shape: run() checks the limits, then run_one() iteration = search, apply, rebuild,
+// cycle post-pass; the per-run state is one object (runner.cpp's Exploration), the single-
+// pattern search state another (rule_search.h), the no-op memo a third (match_memo.h).
 // Each iteration: search every single-pattern rule (through the scheduler) and, in the first
 // k_multi iterations, every multi-pattern rule (multi_pattern.h); take the cycle filter's
 // snapshot; apply all matches (conditions, shape checks, cycle pre-filter); rebuild; remove
