@@ -113,18 +113,29 @@ class Exploration {
         stop = *why;
         break;
       }
-      const uint64_t unions_before = eg_.union_count();
-      const size_t nodes_before = eg_.num_nodes();
-      rep.iterations.push_back(run_one(iter));
-      const IterationReport& it = rep.iterations.back();
-      if (cfg_.on_iteration) cfg_.on_iteration(it);
+      uint64_t unions_before = eg_.union_count();
+      size_t nodes_before = eg_.num_nodes();
+      IterationReport it = run_one(iter);
+      bool changed = eg_.union_count() != unions_before || eg_.num_nodes() != nodes_before ||
+                     it.filtered_new != 0;
+      bool saturated = !limit_hit_ && !changed && sched_.can_stop(iter);
+      if (saturated && rounds_ < cfg_.k_multi && !multis_.empty()) {
+        // The exploration with the rules applied so far is complete: the next multi-pattern
+        // round, in this iteration (see RunnerConfig::k_multi).
+        unions_before = eg_.union_count();
+        nodes_before = eg_.num_nodes();
+        const size_t filtered_before = it.filtered_new;
+        multi_round(it);
+        saturated = !limit_hit_ && eg_.union_count() == unions_before && eg_.num_nodes() == nodes_before &&
+                    it.filtered_new == filtered_before;
+      }
+      rep.iterations.push_back(std::move(it));
+      if (cfg_.on_iteration) cfg_.on_iteration(rep.iterations.back());
       if (limit_hit_) {
         stop = limit_reason_;  // the rebuild may have brought the node count back under the limit
         break;
       }
-      const bool changed = eg_.union_count() != unions_before || eg_.num_nodes() != nodes_before ||
-                           it.filtered_new != 0;
-      if (!changed && sched_.can_stop(iter)) {
+      if (saturated) {
         stop = StopReason::Saturated;
         break;
       }
@@ -160,28 +171,58 @@ class Exploration {
     return std::nullopt;
   }
 
-  // One iteration: search, apply, rebuild, cycle post-pass.
+  // One iteration: search, apply, rebuild, cycle post-pass. The first one is the first
+  // multi-pattern round (with the single-pattern rules).
   IterationReport run_one(size_t iter) {
     IterationReport it;
     it.iteration = iter;
     it.rules.resize(rules_.size());
-    it.multi = iter < cfg_.k_multi && !multis_.empty();
+    it.multi = iter == 0 && cfg_.k_multi > 0 && !multis_.empty();
+    if (it.multi) ++rounds_;
     search(iter, it);
     apply(it);
+    rebuild(it);
+    return it;
+  }
+
+  // A later multi-pattern round, at the end of iteration it (whose rules changed nothing):
+  // search and apply the multi-pattern rules alone, rebuild, cycle post-pass. Its
+  // applications stop once they have used RunnerConfig::later_multi_share of the node
+  // budget left, so that the single-pattern rules have room to build on the merges.
+  void multi_round(IterationReport& it) {
+    ++rounds_;
+    it.multi = true;
+    auto t0 = Clock::now();
+    SearchOptions opt;
+    opt.skip_filtered = cfg_.skip_filtered_in_search;
+    multi_.search(eg_, opt);
+    it.search_s += seconds_since(t0);
+    t0 = Clock::now();
+    filter_.begin_iteration(eg_);
+    const size_t n = eg_.num_nodes();
+    const double room = cfg_.node_limit > n ? static_cast<double>(cfg_.node_limit - n) : 0.0;
+    multi_node_cap_ = n + static_cast<size_t>(cfg_.later_multi_share * room);
+    for (size_t k = 0; k < multis_.size() && !limit_hit_ && eg_.num_nodes() < multi_node_cap_; ++k)
+      apply_multi(k, it.rules[multis_[k]]);
+    multi_node_cap_ = SIZE_MAX;
+    it.apply_s += seconds_since(t0);
+    rebuild(it);
+  }
+
+  void rebuild(IterationReport& it) {
     auto t0 = Clock::now();
     eg_.rebuild();
-    it.rebuild_s = seconds_since(t0);
+    it.rebuild_s += seconds_since(t0);
     t0 = Clock::now();
     // The graph had no cycle after the last post-pass; a new one runs through a class whose
     // e-nodes changed since (the e-graph's touched list, taken by the tracker next iteration).
-    if (guard_) it.filtered_new = filter_.remove_new_cycles_after_iteration(eg_, eg_.touched_nodes());
-    it.filter_s = seconds_since(t0);
+    if (guard_) it.filtered_new += filter_.remove_new_cycles_after_iteration(eg_, eg_.touched_nodes());
+    it.filter_s += seconds_since(t0);
     it.nodes = eg_.num_nodes();
     it.classes = eg_.num_classes();
     it.filtered_total = eg_.num_filtered();
-    spdlog::debug("iteration {}: {} e-nodes, {} e-classes, {} filtered", iter, it.nodes, it.classes,
+    spdlog::debug("iteration {}: {} e-nodes, {} e-classes, {} filtered", it.iteration, it.nodes, it.classes,
                   it.filtered_total);
-    return it;
   }
 
   void search(size_t iter, IterationReport& it) {
@@ -239,7 +280,7 @@ class Exploration {
     st.truncated = n >= cfg_.multi_combination_limit;
     st.search_s = seconds_since(tc);
     auto ta = Clock::now();
-    for (size_t c = 0; c < n && !limit_hit_; ++c) {
+    for (size_t c = 0; c < n && !limit_hit_ && eg_.num_nodes() < multi_node_cap_; ++c) {
       const EClassId* base = combos.data() + c * (nl + nv);
       apply_one(st, r, base, base + nl);
       note_application();
@@ -291,6 +332,8 @@ class Exploration {
   // matches are applied (they are random accesses; a table of all rules' keys misses cache).
   std::vector<MatchMemo> memo_, refused_;
   size_t applications_ = 0;
+  size_t rounds_ = 0;                  // multi-pattern rounds started
+  size_t multi_node_cap_ = SIZE_MAX;   // a later round's applications stop at this size
   bool limit_hit_ = false;
   StopReason limit_reason_ = StopReason::NodeLimit;
 };
