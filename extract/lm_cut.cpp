@@ -127,6 +127,7 @@ void LmCut::disable(uint32_t a) {
   hm_[a] = kInf;
   if (started_) {
     touch(t_->eff(a));
+    need_full_ = !t_->acyclic();  // h may rise: a cyclic task is recomputed whole
     stale_ = true;
   }
 }
@@ -216,6 +217,7 @@ double LmCut::run(size_t max_iterations, std::vector<std::vector<uint32_t>>* lan
       res_[a] -= m;
       if (res_[a] <= eps_) res_[a] = 0.0;  // lowering a residual keeps the bound valid
       touch(t.eff(a));
+      lower(t.eff(a), res_[a] + hm_[a]);
     }
     if (landmarks) landmarks->push_back(cut_);
     update_hmax();
@@ -262,6 +264,14 @@ void LmCut::full_hmax() {
   }
 }
 
+// Cyclic tasks: h of f may drop to v (an achiever got cheaper); queued for update_hmax().
+void LmCut::lower(uint32_t f, double v) {
+  if (t_->acyclic() || !(v < h_[f])) return;
+  h_[f] = v;
+  lowered_.push_back({v, f});
+  std::push_heap(lowered_.begin(), lowered_.end(), std::greater<>());
+}
+
 void LmCut::touch(uint32_t f) {
   if (!t_->acyclic()) return;
   const uint32_t i = pos_[f];
@@ -275,7 +285,25 @@ void LmCut::touch(uint32_t f) {
 // maximum changed are touched in turn (a cyclic task is recomputed whole).
 void LmCut::update_hmax() {
   if (!t_->acyclic()) {
-    dijkstra();
+    if (need_full_) {
+      lowered_.clear();
+      dijkstra();
+      need_full_ = false;
+      return;
+    }
+    // Costs only dropped since h was exact: propagate the decreases in increasing order of
+    // value (Knuth's generalisation of Dijkstra, started from the lowered facts).
+    while (!lowered_.empty()) {
+      std::pop_heap(lowered_.begin(), lowered_.end(), std::greater<>());
+      const auto [v, f] = lowered_.back();
+      lowered_.pop_back();
+      if (v > h_[f]) continue;  // stale entry
+      each(t_->users_begin(f), t_->users_end(f), [&](uint32_t a) {
+        if (!enabled_[a]) return;
+        evaluate_action(a);
+        lower(t_->eff(a), res_[a] + hm_[a]);
+      });
+    }
     return;
   }
   // A forward sweep over the dirty bits: a touched fact's parents come later in the order.

@@ -118,6 +118,7 @@ class LmCut {
   double evaluate(uint32_t f) const;
   void full_hmax();
   void touch(uint32_t f);
+  void lower(uint32_t f, double v);
   void update_hmax();
   void dijkstra();
   bool tie_later(uint32_t p, uint32_t q) const;
@@ -126,13 +127,14 @@ class LmCut {
   std::vector<char> enabled_;
   double eps_ = 0.0;
   double bound_ = 0.0;
-  bool complete_ = false, started_ = false, stale_ = false;
+  bool complete_ = false, started_ = false, stale_ = false, need_full_ = false;
   size_t iterations_ = 0;
   uint32_t init_ = 0;  // the justification graph's source: facts()
   std::vector<double> res_, h_, hm_;
   std::vector<uint32_t> pcf_, zone_, seen_, pos_, cnt_, leaves_, zone_list_, front_, cut_;
   uint32_t zone_epoch_ = 0, seen_epoch_ = 0;
   std::vector<uint64_t> dirty_;  // bits by topological position (acyclic tasks)
+  std::vector<std::pair<double, uint32_t>> lowered_;  // heap of dropped h (cyclic tasks)
   uint32_t first_dirty_ = 0;     // no dirty bit in an earlier word
 };
 
