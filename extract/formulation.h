@@ -8,8 +8,8 @@
 //   * per class: sum x <= 1, "= 1" for the root and mandatory classes (reduce.h, requirements);
 //   * per (parent class P, child class K): sum of P's nodes that use K <= sum x(K);
 //   * requirement rows: sum x(C) <= sum x(D) for the classes D immediately required by C;
-//   * separated in rounds (only rows the LP optimum violates): node-level requirement rows, and
-//     landmark rows "sum of x over a landmark >= 1" (lm_cut.h);
+//   * landmark rows "sum of x over a landmark >= 1" (lm_cut.h's LM-cut landmarks);
+//   * separated in rounds (only rows the LP optimum violates): node-level requirement rows;
 //   * cycle cuts (added lazily) or the paper's topological-order constraints.
 #pragma once
 
@@ -42,12 +42,12 @@ class IlpModel {
   /// The column of node n, or -1 (not a candidate).
   int col_of(NodeIdx n) const { return col_of_node_[n]; }
 
-  /// Landmarks (sets of nodes, each hit by every extraction of the problem) that the
-  /// separation rounds may add as rows. Nodes without a column are ignored.
+  /// Landmarks (sets of nodes, each hit by every extraction of the problem), added as rows
+  /// by separate() before its first solve. Nodes without a column are ignored.
   void set_landmarks(std::vector<std::vector<NodeIdx>> landmarks);
 
-  /// Cutting-plane rounds on the LP relaxation (see the file comment): solve, add the violated
-  /// node-level requirement rows and landmark rows, re-solve, until none is violated, a round
+  /// The landmark rows, then cutting-plane rounds on the LP relaxation (see the file comment):
+  /// solve, add the violated node-level requirement rows, re-solve, until none is violated, a round
   /// does not raise the LP bound, max_rounds or `deadline` (no new round starts after it). No
   /// LP solve runs past lp_deadline. Returns the last LP bound (-COIN_DBL_MAX when the LP was
   /// not solved to optimality).
@@ -94,7 +94,7 @@ class IlpModel {
   int landmark_rows_ = 0;
   Requirements req_;
   std::vector<std::vector<int>> class_cols_;
-  std::vector<std::vector<int>> landmarks_;  // as columns; emptied once added
+  std::vector<std::vector<int>> landmarks_;  // as columns; emptied once added as rows
 };
 
 }  // namespace tensat::extract
