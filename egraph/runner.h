@@ -8,8 +8,12 @@
 //                     .with_cycle_filter(CycleFilterMode::Efficient).run(rules);
 //   rep.stop_reason; rep.iterations[i].rules[r].applied; eg.filtered();
 //
+// egg's shape: run() checks the limits, then run_one() iteration = search, apply, rebuild,
+// cycle post-pass; the per-run state is one object (runner.cpp's Exploration), the single-
+// pattern search state another (rule_search.h), the no-op memo a third (match_memo.h).
 // Each iteration: search every single-pattern rule (through the scheduler) and, in the first
-// k_multi iterations, every multi-pattern rule (multi_pattern.h); take the cycle filter's
+// iteration and the later rounds (RunnerConfig::k_multi), every multi-pattern rule
+// (multi_pattern.h); take the cycle filter's
 // snapshot; apply all matches (conditions, shape checks, cycle pre-filter); rebuild; remove
 // remaining cycles. Stops when nothing changed (Saturated, unless the scheduler lifts bans)
 // or at a limit. Hitting a limit is a stop reason, never an error.
@@ -68,7 +72,7 @@ struct RuleStats {
 
 struct IterationReport {
   size_t iteration = 0;
-  bool multi = false;  ///< multi-pattern rules were applied in this iteration
+  bool multi = false;  ///< multi-pattern rules were applied in this iteration (a round)
   std::vector<RuleStats> rules;  ///< indexed like the rules given to run()
   size_t nodes = 0, classes = 0;  ///< after the iteration
   size_t filtered_new = 0;        ///< e-nodes filtered by the post-pass
@@ -92,7 +96,17 @@ struct RunnerConfig {
   size_t node_limit = 50000;
   size_t iter_limit = 15;
   double time_limit_s = 1e9;
+  /// Multi-pattern rounds (TENSAT's k_multi). Round 1 is the first iteration, with the
+  /// single-pattern rules, as in TENSAT. Each later round starts when the exploration with
+  /// the rules so far has saturated (never after an iteration, node or time limit), at the end
+  /// of that iteration: the multi-pattern rules alone are searched and applied until they
+  /// have used later_multi_share of the node budget left, then the single-pattern rules run
+  /// on. So the e-graph of k_multi 1 is a stage of the one of k_multi 2 (TENSAT applies them
+  /// in the first k_multi iterations, where iteration 2's merges could fill the node budget
+  /// before the single-pattern rules had exploited iteration 1's: NasRNN and NasNet-A were
+  /// worse at k_multi 2 than at 1). 0: no multi-pattern rules.
   size_t k_multi = 1;
+  double later_multi_share = 0.5;
   CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
   bool skip_filtered_in_search = true;
   /// Bound on the Cartesian product of a multi-pattern rule, per rule and iteration: matches

@@ -49,6 +49,11 @@ nlohmann::json summary_json(const ExtractResult& r) {
   j["acyclic"] = r.acyclic;
   j["status"] = r.status;
   j["gap"] = std::isfinite(r.gap) ? nlohmann::json(r.gap) : nlohmann::json(nullptr);
+  if (r.method == "ilp") {
+    j["bound"] = std::isfinite(r.best_bound) ? nlohmann::json(r.best_bound) : nlohmann::json(nullptr);
+    j["proof"] = r.proof;
+    j["budget_s"] = r.budget_s;
+  }
   return j;
 }
 

@@ -32,7 +32,9 @@ struct ExtractOptions {
 /// Runs the chosen method; the result is always checked (complete, acyclic, unfiltered).
 ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts);
 
-/// {"method", "cost", "time_s", "acyclic", "status", "gap"} (gap null when unknown).
+/// {"method", "cost", "time_s", "acyclic", "status", "gap"} (gap null when unknown); for the
+/// ILP also "bound" (the proven lower bound), "proof" (what proved "optimal": lm-cut, lp or
+/// cbc; empty otherwise) and "budget_s".
 nlohmann::json summary_json(const ExtractResult& r);
 
 }  // namespace tensat::extract

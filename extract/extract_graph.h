@@ -84,6 +84,11 @@ struct ExtractResult {
   int ilp_rounds = 0;            ///< ILP solves (cycle-cut rounds)
   int cycle_cuts = 0;            ///< lazy cycle cuts added
   double warm_start_cost = 0.0;  ///< DAG cost of the ILP's warm start
+  std::string proof;             ///< what closed the bound: "lm-cut", "lp", "cbc"; empty if open
+  double budget_s = 0.0;         ///< the ILP's budget for proving or improving
+  double lm_cut_bound = 0.0;     ///< LM-cut's lower bound (ILP), NaN when not computed
+  size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
+  size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used
 };
 
 /// Keeps only the classes reachable from the roots through chosen nodes; others become -1.

@@ -12,16 +12,13 @@
 
 #include "extract/cost_set.h"
 #include "extract/graph_index.h"
+#include "support/stopwatch.h"
 
 namespace tensat::extract {
 
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // A FIFO of distinct items.
 class UniqueQueue {

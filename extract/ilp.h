@@ -1,11 +1,18 @@
-// ILP extraction with COIN-OR CBC (TENSAT Section 5.1), with lazy cycle cuts.
+// The default extraction: prove or improve within a budget (extract/README.md).
 //
-// Model: a binary x_n per candidate e-node (after reduce()): the root classes pick exactly
-// one node, every class at most one, a chosen node implies a chosen node in each child
-// class. Acyclicity, by default, comes from lazy cuts: solve, look for cycles among the
-// chosen nodes, add "not all of this cycle" cuts, re-solve (warm-started) until the
-// solution is acyclic. Optionally the paper's topological-order constraints (real or
-// integer order variables) make every solution acyclic up front, for the ablation.
+//   1. reduce() the problem; warm start: the best of greedy, greedy DAG and the local search;
+//   2. LM-cut (lm_cut.h) bounds the optimum from below; where the bound meets the warm start
+//      (within IlpOptions::optimality_tolerance), it is optimal and nothing else runs;
+//   3. the residual costs eliminate the nodes no cheaper extraction can use;
+//   4. the ILP (formulation.h) over what is left, its LP relaxation tightened by requirement
+//      and landmark rows; again, an LP bound that meets the warm start ends here;
+//   5. CBC (cbc_driver.h), started from the warm start, within the budget: it proves the warm
+//      start optimal, or improves it. Acyclicity comes from lazy cuts: solve, look for cycles
+//      among the chosen nodes, add "not all of this cycle" cuts, re-solve (warm-started) until
+//      the solution is acyclic. Optionally the paper's topological-order constraints (real or
+//      integer order variables) make every solution acyclic up front, for the ablation.
+// The result says "optimal" only when a lower bound meets its cost; otherwise it carries the
+// best bound and the gap.
 #pragma once
 
 #include <string>
@@ -23,6 +30,18 @@ std::string to_string(OrderConstraints o);
 
 struct IlpOptions {
   double time_limit_s = 10.0;  ///< wall clock for the whole call (greedy warm start included)
+  /// Time for proving or improving after the warm start, tied to the model size: negative
+  /// gives budget_per_node_s times the e-nodes, at least min_budget_s (see
+  /// extract/README.md, "Budget"); capped by time_limit_s. A run that closes the bound earlier
+  /// stops at once.
+  double budget_s = -1.0;
+  double budget_per_node_s = 4e-5;
+  double min_budget_s = 0.1;
+  /// Relative tolerance of "optimal": the lower bound is at least (1 - tolerance) * cost.
+  double optimality_tolerance = 1e-6;
+  /// Lower bound by LM-cut and node elimination by its residual costs before the ILP
+  /// (lm_cut.h); the landmarks also become ILP rows (separated). Off only for experiments.
+  bool landmarks = true;
   /// Stall stop: once CBC has solved its first LP, it stops when the incumbent has not
   /// improved for this many seconds (status "stalled-best-found" / "stalled-greedy").
   /// Negative: max(0.3 s, 3% of time_limit_s); 0: off (only the time limit stops CBC).
@@ -64,13 +83,18 @@ struct IlpOptions {
   bool isolate_solver = true;
 };
 
-/// Solves the extraction ILP. Never returns a worse DAG cost than the warm start, always
-/// returns a checked acyclic, complete extraction. status: "optimal"; on a time-out
-/// "timeout-best-found" (the ILP improved on the warm start) or "timeout-greedy"; when the
-/// stall rule stopped CBC "stalled-best-found" or "stalled-greedy"; when CBC
-/// fails unexpectedly (crashed, hung or inconsistent) "ilp-failed-greedy" or
-/// "ilp-failed-best-found" (an earlier round had improved on the warm start). Throws
-/// InputError when no acyclic extraction exists.
+/// The budget extract_ilp() uses for a graph (IlpOptions::budget_s and its defaults).
+double ilp_budget_s(const ExtractGraph& g, const IlpOptions& opts);
+
+/// Solves the extraction problem as described above. Never returns a worse DAG cost than the
+/// warm start, always returns a checked acyclic, complete extraction. status: "optimal" (a
+/// lower bound within optimality_tolerance of the cost: best_bound, gap 0); when the budget
+/// or time limit ran out "timeout-best-found" (the ILP improved on the warm start) or
+/// "timeout-greedy"; when the stall rule stopped CBC "stalled-best-found" or
+/// "stalled-greedy"; when CBC fails unexpectedly (crashed, hung or inconsistent)
+/// "ilp-failed-greedy" or "ilp-failed-best-found" (an earlier round had improved on the warm
+/// start). The others carry best_bound and gap. Throws InputError when no acyclic extraction
+/// exists.
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts = {});
 
 }  // namespace tensat::extract

@@ -17,6 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "support/stopwatch.h"
+
 namespace tensat::extract {
 
 namespace {
@@ -39,7 +41,6 @@ void defer_reap(pid_t pid) {
 
 IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadline_s,
                             const std::function<bool(const std::string&)>& complete) {
-  using Clock = std::chrono::steady_clock;
   IsolatedResult res;
   defer_reap(0);  // reap earlier children that have exited
   int fds[2];
@@ -83,8 +84,8 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
     _exit(code);
   }
   close(fds[1]);
-  const auto t0 = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  const Stopwatch clock;
+  auto elapsed = [&] { return clock.seconds(); };
   bool killed = false;
   char buf[1 << 16];
   for (;;) {

@@ -46,6 +46,38 @@ void for_each_bit(const uint64_t* bits, size_t words, F&& f) {
       f(static_cast<uint32_t>(i * 64 + static_cast<size_t>(__builtin_ctzll(b))));
 }
 
+// Reachability from the roots through alive nodes: the other classes are dead, their nodes
+// too (counted as unreachable); nodes_left and classes_left are recounted.
+void drop_unreachable(const ExtractGraph& g, Reduction& r) {
+  const size_t N = g.nodes.size(), C = g.classes.size();
+  r.class_alive.assign(C, 0);
+  std::vector<ClassIdx> stack(g.roots.begin(), g.roots.end());
+  while (!stack.empty()) {
+    const ClassIdx c = stack.back();
+    stack.pop_back();
+    if (r.class_alive[c]) continue;
+    r.class_alive[c] = 1;
+    for (NodeIdx n : g.classes[c].nodes)
+      if (r.node_alive[n])
+        for (ClassIdx k : g.nodes[n].children)
+          if (!r.class_alive[k]) stack.push_back(k);
+  }
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (r.class_alive[c]) continue;
+    for (NodeIdx n : g.classes[c].nodes)
+      if (r.node_alive[n]) {
+        r.node_alive[n] = 0;
+        ++r.stats.unreachable;
+      }
+  }
+  r.stats.nodes_left = 0;
+  r.stats.classes_left = 0;
+  for (ClassIdx c = 0; c < C; ++c)
+    if (r.class_alive[c] && !r.class_free[c]) ++r.stats.classes_left;
+  for (NodeIdx n = 0; n < N; ++n)
+    if (r.node_alive[n] && !r.class_free[g.nodes[n].eclass]) ++r.stats.nodes_left;
+}
+
 }  // namespace
 
 Reduction reduce(const ExtractGraph& g) {
@@ -132,33 +164,19 @@ Reduction reduce(const ExtractGraph& g) {
     }
   }
 
-  // Reachability from the roots through alive nodes.
-  r.class_alive.assign(C, 0);
-  std::vector<ClassIdx> stack(g.roots.begin(), g.roots.end());
-  while (!stack.empty()) {
-    const ClassIdx c = stack.back();
-    stack.pop_back();
-    if (r.class_alive[c]) continue;
-    r.class_alive[c] = 1;
-    for (NodeIdx n : g.classes[c].nodes)
-      if (r.node_alive[n])
-        for (ClassIdx k : g.nodes[n].children)
-          if (!r.class_alive[k]) stack.push_back(k);
-  }
-  for (ClassIdx c = 0; c < C; ++c) {
-    if (r.class_alive[c]) {
-      if (!r.class_free[c]) ++r.stats.classes_left;
-      continue;
-    }
-    for (NodeIdx n : g.classes[c].nodes)
-      if (r.node_alive[n]) {
-        r.node_alive[n] = 0;
-        ++r.stats.unreachable;
-      }
-  }
-  for (NodeIdx n = 0; n < N; ++n)
-    if (r.node_alive[n] && !r.class_free[g.nodes[n].eclass]) ++r.stats.nodes_left;
+  drop_unreachable(g, r);
   return r;
+}
+
+Reduction restrict_nodes(const ExtractGraph& g, const Reduction& r, const std::vector<char>& keep) {
+  Reduction out = r;
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n)
+    if (out.node_alive[n] && !keep[n] && !out.class_free[g.nodes[n].eclass]) {
+      out.node_alive[n] = 0;
+      out.replacement[n] = -1;
+    }
+  drop_unreachable(g, out);
+  return out;
 }
 
 Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& choice) {

@@ -40,6 +40,12 @@ Reduction reduce(const ExtractGraph& g);
 /// Throws InternalError when a node has no replacement (the input was not valid).
 Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& choice);
 
+/// The reduction with the nodes whose `keep` entry is 0 removed as well (e.g. eliminated by a
+/// bound, lm_cut.h): classes no longer reachable from the roots through alive nodes, and their
+/// nodes, are dropped; the statistics' nodes_left and classes_left are updated. The caller
+/// vouches that the removed nodes are in no extraction it still needs.
+Reduction restrict_nodes(const ExtractGraph& g, const Reduction& r, const std::vector<char>& keep);
+
 /// Class requirements of the reduced problem, for a tighter ILP (see extract/README.md).
 /// D is *required* by C when every acyclic extraction that uses C also uses D (each alive
 /// node of C has D as a child, or a child that requires D). Only alive, non-free classes

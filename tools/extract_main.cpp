@@ -1,7 +1,7 @@
-// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--stall S]
-//                               [--order none|real|int] [--threads N]
+// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--budget S]
+//                               [--stall S] [--order none|real|int] [--threads N]
 // Extracts from an egraph-serialize e-graph and prints one JSON object:
-// {"method", "cost", "time_s", "acyclic", "status", "gap"}.
+// {"method", "cost", "time_s", "acyclic", "status", "gap", "bound", "proof", "budget_s"}.
 // Exit codes: 0 ok, 1 usage, 2 bad input file, 3 internal error.
 #include <iostream>
 #include <sstream>
@@ -38,6 +38,12 @@ int main(int argc, char** argv) {
   std::string cbc_args;
   app.add_option("--cbc-args", cbc_args, "extra CBC options, space separated (replace the default)");
   app.add_flag("--no-reduce", no_reduce, "ILP without the problem reductions");
+  double budget = -1.0;
+  app.add_option("--budget", budget,
+                 "ILP: seconds for proving or improving after the warm start (default: tied to the "
+                 "e-graph's size, see extract/README.md)");
+  bool no_landmarks = false;
+  app.add_flag("--no-landmarks", no_landmarks, "ILP without the LM-cut bound, elimination and landmark rows");
   app.add_flag("-v,--verbose", verbose, "debug log on stderr");
   CLI11_PARSE(app, argc, argv);
 
@@ -52,6 +58,8 @@ int main(int argc, char** argv) {
     opts.ilp.stall_s = stall;
     opts.ilp.order = ex::parse_order(order);
     opts.ilp.reduce = !no_reduce;
+    opts.ilp.budget_s = budget;
+    opts.ilp.landmarks = !no_landmarks;
     opts.ilp.cbc_log_level = cbc_log;
     if (app.count("--cbc-args")) {
       opts.ilp.cbc_args.clear();

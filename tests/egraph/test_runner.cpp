@@ -140,5 +140,95 @@ TEST(Bridge, CyclicChoiceThrows) {
   EXPECT_THROW(term_from_choice(b.eg, b.root, choice), std::invalid_argument);
 }
 
+// k_multi: the later multi-pattern rounds start where the k_multi 1 exploration stops as
+// saturated, so every e-node and every equality of the k_multi 1 e-graph is in the k_multi 2
+// one (class ids agree up to that point: both runs are deterministic and identical so far).
+std::vector<std::string> qkv_terms() {
+  const std::string x = "(input x@8_16)";
+  return {"(ewadd (matmul none " + x + " (weight wq@16_16) none) (matmul none " + x + " (weight wk@16_16) none))",
+          "(relu (matmul none " + x + " (weight wv@16_16) none))"};
+}
+
+std::vector<Rewrite> merge_and_add_rules() {
+  std::vector<Rewrite> rules = add_rules();
+  rules.push_back(testing::matmul_merge());
+  return rules;
+}
+
+void expect_contains(const EGraph& small, const EGraph& big) {
+  for (EClassId c : small.class_ids())
+    for (ENodeId id : small.eclass(c).nodes) {
+      ENode n = small.node(id);
+      for (auto& k : n.children) k = big.find(k);
+      const auto at = big.lookup(n);
+      ASSERT_TRUE(at.has_value()) << small.node_str(id);
+      EXPECT_EQ(big.find(*at), big.find(c)) << small.node_str(id);
+    }
+}
+
+TEST(Runner, KMulti2KeepsTheKMulti1EGraph) {
+  for (size_t node_limit : {size_t{400}, size_t{50000}}) {
+    Built a, b;
+    build(a, qkv_terms());
+    build(b, qkv_terms());
+    const auto rules = merge_and_add_rules();
+    const RunReport r1 = Runner(a.eg).with_k_multi(1).with_node_limit(node_limit).run(rules);
+    const RunReport r2 = Runner(b.eg).with_k_multi(2).with_node_limit(node_limit).run(rules);
+    ASSERT_EQ(r1.stop_reason, StopReason::Saturated) << node_limit;
+    expect_contains(a.eg, b.eg);
+    EXPECT_GT(b.eg.num_nodes(), a.eg.num_nodes()) << node_limit;
+    // The same iterations up to k_multi 1's last; that one ends with the second round.
+    ASSERT_GE(r2.iterations.size(), r1.iterations.size());
+    for (size_t i = 0; i + 1 < r1.iterations.size(); ++i) {
+      EXPECT_EQ(r2.iterations[i].nodes, r1.iterations[i].nodes) << i;
+      EXPECT_EQ(r2.iterations[i].multi, r1.iterations[i].multi) << i;
+    }
+    EXPECT_TRUE(r2.iterations[r1.iterations.size() - 1].multi);
+    EXPECT_TRUE(b.eg.check_invariants().empty());
+  }
+}
+
+TEST(Runner, LaterRoundLeavesRoomForSingleRules) {
+  // The second round may use half the node budget left (RunnerConfig::later_multi_share),
+  // then the single-pattern rules run on. Unbounded, it would add more than that here.
+  const auto rules = merge_and_add_rules();
+  auto terms = qkv_terms();
+  terms.push_back("(matmul none (input x@8_16) (weight wo@16_16) none)");
+  Built a, c;
+  build(a, terms);
+  build(c, terms);
+  const RunReport r1 = Runner(a.eg).with_k_multi(1).run(rules);
+  const RunReport free = Runner(c.eg).with_k_multi(2).run(rules);
+  ASSERT_EQ(r1.stop_reason, StopReason::Saturated);
+  const size_t round2 = r1.iterations.size() - 1, before = r1.iterations.back().nodes;
+  ASSERT_TRUE(free.iterations.at(round2).multi);
+  const size_t unbounded = free.iterations[round2].nodes - before;
+  const size_t limit = before + unbounded;  // room for the unbounded round exactly
+  Built b;
+  build(b, terms);
+  const RunReport r2 = Runner(b.eg).with_k_multi(2).with_node_limit(limit).run(rules);
+  ASSERT_GT(r2.iterations.size(), round2);
+  ASSERT_TRUE(r2.iterations[round2].multi);
+  // One application adds a few e-nodes beyond the share at most.
+  EXPECT_LE(r2.iterations[round2].nodes, before + unbounded / 2 + 8) << unbounded;
+  EXPECT_LT(r2.iterations[round2].nodes, free.iterations[round2].nodes);
+  EXPECT_GT(r2.iterations.size(), round2 + 1);  // the single-pattern rules ran on
+}
+
+TEST(Runner, NoLaterRoundAfterTheIterationLimit) {
+  // k_multi 1 stops at the iteration limit: k_multi 2 explores exactly the same.
+  Built a, b;
+  build(a, {kChain, qkv_terms()[0]});
+  build(b, {kChain, qkv_terms()[0]});
+  const auto rules = merge_and_add_rules();
+  const RunReport r1 = Runner(a.eg).with_k_multi(1).with_iter_limit(3).run(rules);
+  const RunReport r2 = Runner(b.eg).with_k_multi(2).with_iter_limit(3).run(rules);
+  ASSERT_EQ(r1.stop_reason, StopReason::IterationLimit);
+  EXPECT_EQ(r2.stop_reason, StopReason::IterationLimit);
+  EXPECT_EQ(a.eg.num_nodes(), b.eg.num_nodes());
+  EXPECT_EQ(a.eg.num_classes(), b.eg.num_classes());
+  for (const auto& it : r2.iterations) EXPECT_EQ(it.multi, it.iteration == 0);
+}
+
 }  // namespace
 }  // namespace tensat

@@ -121,20 +121,71 @@ inline ExtractGraph set_cover(uint32_t seed, int elements, int sets, int per) {
   return g;
 }
 
-// The optimal DAG cost by enumerating every choice (tiny graphs only); +inf if none.
-inline double brute_force_optimum(const ExtractGraph& g) {
+// Calls f(extraction) for every valid extraction, once per choice of all classes (so the same
+// pruned extraction repeats; tiny graphs only).
+template <class F>
+void for_each_extraction(const ExtractGraph& g, F&& f) {
   Choice choice(g.classes.size(), 0);
   std::vector<size_t> pos(g.classes.size(), 0);
-  double best = std::numeric_limits<double>::infinity();
   while (true) {
     for (size_t c = 0; c < g.classes.size(); ++c) choice[c] = g.classes[c].nodes[pos[c]];
     const Choice pruned = prune_to_roots(g, choice);
-    if (extraction_problem(g, pruned).empty()) best = std::min(best, dag_cost(g, pruned));
+    if (extraction_problem(g, pruned).empty()) f(pruned);
     size_t c = 0;
     while (c < pos.size() && ++pos[c] == g.classes[c].nodes.size()) pos[c++] = 0;
     if (c == pos.size()) break;
   }
+}
+
+// The optimal DAG cost by enumerating every choice (tiny graphs only); +inf if none.
+inline double brute_force_optimum(const ExtractGraph& g) {
+  double best = std::numeric_limits<double>::infinity();
+  for_each_extraction(g, [&](const Choice& c) { best = std::min(best, dag_cost(g, c)); });
   return best;
+}
+
+// A random e-graph with the sharing that TENSAT's merge rules create: `gates` classes that
+// each compute their value alone (matmul(X, W_i)) or as split_0 / split_1 of a merged class
+// shared with another gate (matmul(X, concat(W_i, W_j)), cheaper than the two alone), gates
+// combined pairwise by classes with two orders (ewadd(a, b) | ewadd(b, a)) up to one root,
+// plus a shared input class X with two options. Brute force stays cheap for gates <= 4.
+inline ExtractGraph merge_egraph(uint32_t seed, int gates) {
+  std::mt19937 rng(seed);
+  auto draw = [&](int lo, int hi) { return static_cast<double>(lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1))) / 10.0; };
+  ExtractGraph g;
+  const ClassIdx in = g.add_class("in"), x = g.add_class("X");
+  g.add_node(in, "Input", {}, 0.0);
+  g.add_node(x, "relu", {in}, draw(1, 20));
+  g.add_node(x, "tanh", {in}, draw(1, 20));
+  std::vector<ClassIdx> gate;
+  for (int i = 0; i < gates; ++i) {
+    gate.push_back(g.add_class("G" + std::to_string(i)));
+    g.add_node(gate.back(), "matmul", {x}, draw(10, 30));
+  }
+  for (int i = 0; i < gates; ++i)
+    for (int j = i + 1; j < gates; ++j) {
+      if (rng() % 3 == 0) continue;
+      const ClassIdx m = g.add_class("M" + std::to_string(i) + std::to_string(j));
+      const double alone = g.nodes[g.classes[gate[static_cast<size_t>(i)]].nodes[0]].cost +
+                           g.nodes[g.classes[gate[static_cast<size_t>(j)]].nodes[0]].cost;
+      g.add_node(m, "matmul", {x}, alone * draw(6, 11));
+      g.add_node(gate[static_cast<size_t>(i)], "split_0", {m}, 0.0);
+      g.add_node(gate[static_cast<size_t>(j)], "split_1", {m}, 0.0);
+    }
+  std::vector<ClassIdx> level = gate;
+  while (level.size() > 1) {
+    std::vector<ClassIdx> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) {
+      const ClassIdx c = g.add_class();
+      g.add_node(c, "ewadd", {level[i], level[i + 1]}, draw(1, 5));
+      g.add_node(c, "ewadd", {level[i + 1], level[i]}, draw(1, 5));
+      next.push_back(c);
+    }
+    if (level.size() % 2) next.push_back(level.back());
+    level = next;
+  }
+  g.roots = {level[0]};
+  return g;
 }
 
 }  // namespace tensat::extract::testing

@@ -20,6 +20,13 @@ IlpOptions with_order(OrderConstraints o) {
   return opts;
 }
 
+// The CBC path alone: no LM-cut proof or elimination before it, the whole time limit as budget.
+IlpOptions cbc_only(IlpOptions opts = {}) {
+  opts.landmarks = false;
+  opts.budget_s = opts.time_limit_s;
+  return opts;
+}
+
 // CBC finds the merge on its own (local search off: the warm start is greedy-DAG's 2.0);
 // with the local search on, the warm start already has it and CBC proves it optimal.
 TEST(Ilp, FindsTheSharedMatmulMerge) {
@@ -48,7 +55,7 @@ TEST(Ilp, AvoidsTheCheapCycle) {
       EXPECT_NEAR(r.dag_cost, best, 1e-9) << to_string(o);
     }
     // Without pre-cuts, the lazy cuts must find the cycle themselves.
-    IlpOptions lazy;
+    IlpOptions lazy = cbc_only();
     lazy.precut_cycle_length = 0;
     const auto r = extract_ilp(g, lazy);
     EXPECT_EQ(r.status, "optimal");  // a cut that never reached the LP: "ilp-failed-greedy"
@@ -124,6 +131,7 @@ TEST(Ilp, StallStopReturnsTheBestSolutionFound) {
   const ExtractGraph g = testing::set_cover(3, 120, 60, 3);
   IlpOptions opts;
   opts.time_limit_s = 60;
+  opts = cbc_only(opts);
   opts.stall_s = 0.02;
   const auto r = extract_ilp(g, opts);
   EXPECT_TRUE(r.status == "stalled-greedy" || r.status == "stalled-best-found") << r.status;
@@ -141,7 +149,7 @@ TEST(Ilp, DivePassCapReachesCbc) {
   // reached the heuristic. Both runs then prove the optimum, 36.4.
   const ExtractGraph g = testing::set_cover(1, 30, 15, 3);
   auto dive_line = [&](int passes, ExtractResult& r) {
-    IlpOptions opts;
+    IlpOptions opts = cbc_only();
     opts.stall_s = 0;  // only the cap differs
     opts.cbc_dive_passes = passes;
     opts.cbc_log_level = 3;

@@ -207,6 +207,38 @@ TEST(LocalSearch, CycleChecksSeeReRankedAncestors) {
   EXPECT_GE(st.cycle_checks, 1);
 }
 
+TEST(LocalSearch, RefillsAClassWhoseFillTheSwitchMadeDear) {
+  // inceptionv3's case: T = concat(D, B) [8.7] with D = concat(A, L3) [7.2], A = poolmax(L1)
+  // [8.2], B = poolmax(L2) [9]; the other node T = concat(L3, E) [8.7] needs E, whose
+  // cheapest fill given the extraction is concat(A, B) [7.8] (A and B are used): +0.6, and
+  // nothing else moves. But once the switch dropped D, E = poolmax(L3) [12.3] frees A and B:
+  // the whole move saves 12.1. The leaves L1..L3 [1] are used by the root.
+  ExtractGraph g;
+  const ClassIdx l1 = g.add_class("L1"), l2 = g.add_class("L2"), l3 = g.add_class("L3");
+  const ClassIdx a = g.add_class("A"), b = g.add_class("B"), d = g.add_class("D");
+  const ClassIdx e = g.add_class("E"), t = g.add_class("T"), r = g.add_class("R");
+  for (ClassIdx l : {l1, l2, l3}) g.add_node(l, "leaf", {}, 1.0);
+  g.add_node(a, "poolmax", {l1}, 8.2);
+  g.add_node(b, "poolmax", {l2}, 9.0);
+  g.add_node(d, "concat", {a, l3}, 7.2);
+  const NodeIdx e_pool = g.add_node(e, "poolmax", {l3}, 12.3);
+  g.add_node(e, "concat", {a, b}, 7.8);
+  const NodeIdx t_old = g.add_node(t, "concat", {d, b}, 8.7);
+  g.add_node(t, "concat", {l3, e}, 8.7);
+  g.add_node(r, "noop", {t, l1, l2, l3}, 0.0);
+  g.roots = {r};
+  Choice start(g.classes.size(), -1);
+  for (ClassIdx c : {l1, l2, l3, a, b, d, r}) start[c] = g.classes[c].nodes[0];
+  start[t] = t_old;
+  ASSERT_EQ(extraction_problem(g, start), "");
+  ASSERT_NEAR(dag_cost(g, start), 36.1, 1e-12);
+  const auto res = improve_local(g, start, checked());
+  EXPECT_EQ(extraction_problem(g, res.choice), "");
+  EXPECT_NEAR(res.dag_cost, testing::brute_force_optimum(g), 1e-12);
+  EXPECT_NEAR(res.dag_cost, 24.0, 1e-12);
+  EXPECT_EQ(res.choice[e], e_pool);
+}
+
 // No single switch (one class to another node, the other choices kept) of a local optimum
 // gives a valid, cheaper extraction.
 void expect_one_opt(const ExtractGraph& g, const Choice& choice, const std::string& what) {

@@ -1,0 +1,424 @@
+// The extraction ILP: columns, rows, separation rounds, cycle cuts (see formulation.h).
+#include "extract/formulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include <ClpSolve.hpp>
+#include <CoinPackedMatrix.hpp>
+#include <CoinPackedVector.hpp>
+#include <spdlog/spdlog.h>
+
+#include "extract/cycle_cuts.h"
+
+namespace tensat::extract {
+
+IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts)
+    : g_(g), red_(red), opts_(opts) {
+  build();
+}
+
+void IlpModel::build() {
+  const size_t N = g_.nodes.size(), C = g_.classes.size();
+  col_of_node_.assign(N, -1);
+  for (NodeIdx n = 0; n < N; ++n)
+    if (red_.node_alive[n] && !red_.class_free[g_.nodes[n].eclass]) {
+      col_of_node_[n] = static_cast<int>(node_of_col_.size());
+      node_of_col_.push_back(n);
+    }
+  const int nx = static_cast<int>(node_of_col_.size());
+  order_col_.assign(C, -1);
+  int ncols = nx;
+  if (opts_.order != OrderConstraints::None)
+    for (ClassIdx c = 0; c < C; ++c)
+      if (red_.class_alive[c] && !red_.class_free[c]) order_col_[c] = ncols++;
+  const double M = static_cast<double>(ncols - nx);
+
+  std::vector<double> collb(ncols, 0.0), colub(ncols, 1.0), obj(ncols, 0.0);
+  for (int i = 0; i < nx; ++i) obj[i] = g_.nodes[node_of_col_[i]].cost;
+  for (int i = nx; i < ncols; ++i)
+    colub[i] = opts_.order == OrderConstraints::Integer ? std::max(M - 1.0, 0.0) : 1.0;
+
+  // Rows as triplets (appending rows one by one to a CoinPackedMatrix is quadratic).
+  std::vector<int> tri_row, tri_col;
+  std::vector<double> tri_val, rowlb, rowub;
+  auto add = [&](const CoinPackedVector& v, double lb, double ub) {
+    const int r = static_cast<int>(rowlb.size());
+    for (int i = 0; i < v.getNumElements(); ++i) {
+      tri_row.push_back(r);
+      tri_col.push_back(v.getIndices()[i]);
+      tri_val.push_back(v.getElements()[i]);
+    }
+    rowlb.push_back(lb);
+    rowub.push_back(ub);
+  };
+  auto is_root = [&](ClassIdx c) {
+    return std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
+  };
+  Requirements& req = req_;
+  if (opts_.requirement_rows && opts_.reduce) {
+    req = requirements(g_, red_);
+    if (req.computed) {
+      // Unusable classes, and nodes with an unusable child class, are fixed to 0.
+      for (int i = 0; i < nx; ++i) {
+        const NodeIdx n = node_of_col_[i];
+        bool dead = req.unusable[g_.nodes[n].eclass] != 0;
+        for (ClassIdx k : g_.nodes[n].children) dead = dead || req.unusable[k] != 0;
+        if (dead) colub[i] = 0.0;
+      }
+    }
+  }
+  auto mandatory = [&](ClassIdx c) { return is_root(c) || (req.computed && req.mandatory[c]); };
+  // One node in each root (and mandatory) class, at most one elsewhere.
+  std::vector<std::vector<int>>& class_cols = class_cols_;
+  class_cols.assign(C, {});
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (!red_.class_alive[c] || red_.class_free[c]) continue;
+    CoinPackedVector v;
+    for (NodeIdx n : g_.classes[c].nodes)
+      if (col_of_node_[n] >= 0) {
+        v.insert(col_of_node_[n], 1.0);
+        class_cols[c].push_back(col_of_node_[n]);
+      }
+    if (mandatory(c)) {
+      if (v.getNumElements() == 1) collb[v.getIndices()[0]] = 1.0;  // single node: fixed
+      add(v, 1.0, 1.0);
+    } else if (v.getNumElements() > 1) {
+      add(v, -COIN_DBL_MAX, 1.0);
+    }
+  }
+  // A chosen node needs a chosen node in every (non-free) child class. Aggregated per
+  // (parent class, child class): the nodes of a class exclude each other, so the sum of
+  // the parent nodes that use K is at most K's sum. This dominates the per-node rows
+  // x_n <= sum x(K).
+  std::vector<ClassIdx> used_by_all;
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (!red_.class_alive[c] || red_.class_free[c]) continue;
+    std::map<ClassIdx, std::vector<int>> users;  // child class -> parent columns
+    for (NodeIdx n : g_.classes[c].nodes) {
+      if (col_of_node_[n] < 0) continue;
+      for (ClassIdx k : g_.child_classes(n))
+        if (!red_.class_free[k]) users[k].push_back(col_of_node_[n]);
+    }
+    used_by_all.clear();
+    for (const auto& [k, cols] : users) {
+      if (cols.size() == class_cols[c].size()) used_by_all.push_back(k);
+      if (mandatory(c) && mandatory(k) && cols.size() == class_cols[c].size()) continue;
+      CoinPackedVector v;
+      for (int i : cols) v.insert(i, 1.0);
+      for (int i : class_cols[k]) v.insert(i, -1.0);
+      add(v, -COIN_DBL_MAX, 0.0);
+    }
+    // Requirement rows: using c implies using each immediately required class D (only
+    // where no child row says the same already).
+    if (!req.computed || req.unusable[c]) continue;
+    for (ClassIdx d : req.immediate[c]) {
+      if (std::binary_search(used_by_all.begin(), used_by_all.end(), d)) continue;
+      if (mandatory(c) && mandatory(d)) continue;
+      CoinPackedVector v;
+      for (int i : class_cols[c]) v.insert(i, 1.0);
+      for (int i : class_cols[d]) v.insert(i, -1.0);
+      add(v, -COIN_DBL_MAX, 0.0);
+      ++requirement_rows_;
+    }
+  }
+  // Topological order (TENSAT constraints 4-5): x_n = 1 => t_class(n) >= t_child + eps.
+  if (opts_.order != OrderConstraints::None) {
+    const bool integer = opts_.order == OrderConstraints::Integer;
+    const double eps = integer ? 1.0 : 1.0 / (M + 1.0);
+    const double A = integer ? M + 1.0 : 2.0;
+    for (int i = 0; i < nx; ++i) {
+      const NodeIdx n = node_of_col_[i];
+      const ClassIdx c = g_.nodes[n].eclass;
+      for (ClassIdx k : g_.child_classes(n)) {
+        if (red_.class_free[k]) continue;
+        CoinPackedVector v;
+        v.insert(order_col_[c], 1.0);
+        v.insert(order_col_[k], -1.0);
+        v.insert(i, -A);
+        add(v, eps - A, COIN_DBL_MAX);
+      }
+    }
+  }
+  const CoinPackedMatrix rows(false, tri_row.data(), tri_col.data(), tri_val.data(),
+                              static_cast<CoinBigIndex>(tri_val.size()));
+  CoinPackedMatrix full(rows);
+  full.setDimensions(static_cast<int>(rowlb.size()), ncols);
+  solver_.loadProblem(full, collb.data(), colub.data(), obj.data(), rowlb.data(), rowub.data());
+  for (int i = 0; i < nx; ++i) solver_.setInteger(i);
+  if (opts_.order == OrderConstraints::Integer)
+    for (int i = nx; i < ncols; ++i) solver_.setInteger(i);
+  solver_.messageHandler()->setLogLevel(0);
+  // The initial LP (before the separation rounds; CBC starts from its basis): primal simplex
+  // from a crash basis, with presolve. The default solve picks the "idiot" crash for large
+  // models, which is very slow on these (minutes on bert). Against dual simplex from the
+  // all-slack basis (the previous choice) it took 0.50 / 0.28 / 0.47 / 0.41 s instead of
+  // 1.07 / 0.61 / 0.66 / 0.98 s on the 50k-node nasneta / nasrnn / bert / inceptionv3
+  // e-graphs, and 0.01-0.08 s either way on the 3k-15k-node ones (extract/README.md).
+  ClpSolve lp_options;
+  lp_options.setSolveType(ClpSolve::usePrimal);
+  lp_options.setSpecialOption(1, 1);  // "startup in primal: use crash"
+  lp_options.setPresolveType(ClpSolve::presolveOn);
+  solver_.setSolveOptions(lp_options);
+  solver_.setIntParam(OsiNameDiscipline, 1);
+  for (int i = 0; i < ncols; ++i) solver_.setColName(i, "c" + std::to_string(i));
+  order_eps_ = opts_.order == OrderConstraints::Integer ? 1.0 : 1.0 / (M + 1.0);
+
+  if (opts_.order == OrderConstraints::None && opts_.precut_cycle_length >= 2)
+    precut_short_cycles();
+  flush_cuts();
+}
+
+void IlpModel::set_landmarks(std::vector<std::vector<NodeIdx>> landmarks) {
+  landmarks_.clear();
+  for (const auto& l : landmarks) {
+    std::vector<int> cols;
+    for (NodeIdx n : l)
+      if (col_of_node_[n] >= 0) cols.push_back(col_of_node_[n]);
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    landmarks_.push_back(std::move(cols));
+  }
+}
+
+// For a class C and a class D required by some of C's nodes (Req(n) = its child classes and
+// what they require), the nodes of C that require D exclude each other, so
+// sum_{n in C, D in Req(n)} x_n <= sum x(D). The family is quadratic: only the rows the LP
+// optimum x violates are appended. Returns how many.
+int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                    std::vector<double>& rval, std::vector<double>& rlb,
+                                    std::vector<double>& rub) {
+  if (!req_.computed) return 0;
+  const size_t V = req_.class_of.size(), W = req_.words;
+  std::vector<double> sum(V, 0.0);
+  std::vector<uint32_t> touched;
+  std::vector<std::vector<uint64_t>> nreq;
+  int added = 0;
+  for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
+    if (req_.dense[c] < 0 || req_.unusable[c]) continue;
+    const auto& cols = class_cols_[c];
+    double total = 0.0;
+    for (int i : cols) total += x[i];
+    if (total < 1e-6) continue;
+    nreq.assign(cols.size(), std::vector<uint64_t>(W, 0));
+    touched.clear();
+    for (size_t j = 0; j < cols.size(); ++j) {
+      auto& b = nreq[j];
+      for (ClassIdx k : g_.child_classes(node_of_col_[cols[j]])) {
+        if (req_.dense[k] < 0) continue;
+        const uint64_t* rk = req_.of(k);
+        for (size_t w = 0; w < W; ++w) b[w] |= rk[w];
+        const auto dk = static_cast<size_t>(req_.dense[k]);
+        b[dk / 64] |= uint64_t{1} << (dk % 64);
+      }
+      const double xv = x[cols[j]];
+      if (xv < 1e-9) continue;
+      for (size_t w = 0; w < W; ++w)
+        for (uint64_t bits = b[w]; bits; bits &= bits - 1) {
+          const auto d = static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+          if (sum[d] == 0.0) touched.push_back(d);
+          sum[d] += xv;
+        }
+    }
+    for (uint32_t d : touched) {
+      const ClassIdx dc = req_.class_of[d];
+      double have = 0.0;
+      for (int i : class_cols_[dc]) have += x[i];
+      if (sum[d] - have > 1e-4) {
+        for (size_t j = 0; j < cols.size(); ++j)
+          if ((nreq[j][d / 64] >> (d % 64)) & 1) {
+            rind.push_back(cols[j]);
+            rval.push_back(1.0);
+          }
+        for (int i : class_cols_[dc]) {
+          rind.push_back(i);
+          rval.push_back(-1.0);
+        }
+        rstart.push_back(static_cast<int>(rind.size()));
+        rlb.push_back(-COIN_DBL_MAX);
+        rub.push_back(0.0);
+        ++added;
+      }
+      sum[d] = 0.0;
+    }
+  }
+  return added;
+}
+
+double IlpModel::separate(Clock::time_point deadline, Clock::time_point lp_deadline, int max_rounds) {
+  // The landmark rows go in before the first solve, which is then dual simplex from the
+  // slack basis (dual feasible: every cost is >= 0). Against the primal solve from a crash
+  // basis followed by the violated landmark rows and a dual re-solve (both to the same LP
+  // optimum), the model-to-bound time was nasrnn 0.30 -> 0.17 s, inceptionv3 0.17 -> 0.07 s,
+  // and on the 50k-node k_multi 2 e-graphs inceptionv3 3.3 -> 0.4 s, nasrnn 9.8 -> 2.3 s,
+  // but bert 4.4 -> 19.6 s (extract/README.md; the budget's deadline caps every LP solve).
+  int added = 0;
+  for (auto& l : landmarks_) {
+    if (l.empty()) continue;
+    for (int i : l) {
+      cuts_.ind.push_back(i);
+      cuts_.val.push_back(1.0);
+    }
+    cuts_.start.push_back(static_cast<int>(cuts_.ind.size()));
+    cuts_.lb.push_back(1.0);
+    cuts_.ub.push_back(COIN_DBL_MAX);
+    l.clear();
+    ++added;
+  }
+  landmark_rows_ += added;
+  if (added > 0) {
+    ClpSolve dual;
+    dual.setSolveType(ClpSolve::useDual);
+    dual.setPresolveType(ClpSolve::presolveOn);
+    solver_.setSolveOptions(dual);
+  }
+  flush_cuts();
+  double obj = -COIN_DBL_MAX;
+  // Every LP solve stops at lp_deadline (CLP's wall-clock limit); an unfinished solve gives
+  // no bound. The limit is lifted again for CBC.
+  struct Unlimit {
+    OsiClpSolverInterface& s;
+    ~Unlimit() { s.getModelPtr()->setMaximumWallSeconds(-1.0); }
+  } unlimit{solver_};
+  auto solve = [&](bool first) {
+    const double left = std::chrono::duration<double>(lp_deadline - Clock::now()).count();
+    if (left <= 0.0) return false;
+    solver_.getModelPtr()->setMaximumWallSeconds(left);
+    if (first) solver_.initialSolve(); else solver_.resolve();
+    return solver_.isProvenOptimal();
+  };
+  for (int round = 0; round < max_rounds && Clock::now() < deadline; ++round) {
+    if (!solve(round == 0)) return -COIN_DBL_MAX;
+    const double prev = obj;
+    obj = solver_.getObjValue();
+    // A round whose rows left the LP objective where it was ends the separation (on the
+    // 50k-node e-graphs the rounds after that changed the bound by 1e-16 and cost a resolve,
+    // 0.05-0.3 s, each).
+    if (round > 0 && obj <= prev + 1e-9 * std::max(1.0, std::abs(obj))) {
+      spdlog::debug("ilp: separation round {}: LP {}, no better than the last round: stop", round, obj);
+      break;
+    }
+    const double* x = solver_.getColSolution();
+    std::vector<int> rstart{0}, rind;
+    std::vector<double> rval, rlb, rub;
+    const int added = separate_requirements(x, rstart, rind, rval, rlb, rub);
+    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} iterations", round, obj,
+                  added, solver_.getIterationCount());
+    if (added == 0) break;
+    solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
+    separated_rows_ += added;
+    if (round + 1 == max_rounds || Clock::now() >= deadline) {
+      // The rows stay in the model for CBC; report the bound they give only if solved.
+      if (solve(false)) obj = std::max(obj, solver_.getObjValue());
+    }
+  }
+  return obj;
+}
+
+bool IlpModel::add_cycle_cut(const std::vector<ClassIdx>& cycle) {
+  std::vector<ClassIdx> key = cycle;
+  std::rotate(key.begin(), std::min_element(key.begin(), key.end()), key.end());
+  if (!seen_cycles_.insert(key).second) return false;
+  CoinPackedVector row;
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    const ClassIdx c = cycle[i], next = cycle[(i + 1) % cycle.size()];
+    for (NodeIdx n : g_.classes[c].nodes) {
+      if (col_of_node_[n] < 0) continue;
+      const auto& ch = g_.nodes[n].children;
+      if (std::find(ch.begin(), ch.end(), next) != ch.end()) row.insert(col_of_node_[n], 1.0);
+    }
+  }
+  cuts_.ind.insert(cuts_.ind.end(), row.getIndices(), row.getIndices() + row.getNumElements());
+  cuts_.val.insert(cuts_.val.end(), row.getElements(), row.getElements() + row.getNumElements());
+  cuts_.start.push_back(static_cast<int>(cuts_.ind.size()));
+  cuts_.lb.push_back(-COIN_DBL_MAX);
+  cuts_.ub.push_back(static_cast<double>(cycle.size()) - 1.0);
+  ++cycle_cuts_;
+  return true;
+}
+
+void IlpModel::flush_cuts() {
+  const int n = static_cast<int>(cuts_.lb.size());
+  if (n > 0)
+    solver_.addRows(n, cuts_.start.data(), cuts_.ind.data(), cuts_.val.data(), cuts_.lb.data(),
+                    cuts_.ub.data());
+  cuts_ = PendingRows{};
+}
+
+// Cuts every simple cycle of the class graph (edges of candidate nodes) up to
+// precut_cycle_length classes.
+void IlpModel::precut_short_cycles() {
+  const size_t C = g_.classes.size();
+  std::vector<std::vector<ClassIdx>> succ(C);
+  for (NodeIdx n : node_of_col_)
+    for (ClassIdx k : g_.child_classes(n))
+      if (!red_.class_free[k]) succ[g_.nodes[n].eclass].push_back(k);
+  for (auto& s : succ) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+  }
+  const bool all = short_cycles(succ, static_cast<size_t>(opts_.precut_cycle_length), [&](const auto& cycle) {
+    add_cycle_cut(cycle);
+    return cycle_cuts_ < opts_.max_precuts;
+  });
+  if (!all) spdlog::warn("ilp: stopped pre-cutting cycles at {} cuts", cycle_cuts_);
+}
+
+// Column values for a choice (x, and order levels when order constraints are on).
+std::vector<double> IlpModel::start_values(const Choice& choice) const {
+  std::vector<double> val(static_cast<size_t>(solver_.getNumCols()), 0.0);
+  for (size_t c = 0; c < choice.size(); ++c)
+    if (choice[c] >= 0 && col_of_node_[static_cast<size_t>(choice[c])] >= 0)
+      val[static_cast<size_t>(col_of_node_[static_cast<size_t>(choice[c])])] = 1.0;
+  if (opts_.order != OrderConstraints::None) {
+    // level(c) = 1 + max level of its (non-free) child classes; the choice is acyclic.
+    std::vector<int> level(choice.size(), -1);
+    std::vector<std::pair<ClassIdx, size_t>> stack;
+    for (ClassIdx r : g_.roots) {
+      if (red_.class_free[r]) continue;
+      stack.push_back({r, 0});
+      while (!stack.empty()) {
+        auto [c, i] = stack.back();
+        const auto& kids = g_.nodes[static_cast<size_t>(choice[c])].children;
+        if (level[c] >= 0) {
+          stack.pop_back();
+        } else if (i < kids.size()) {
+          stack.back().second++;
+          const ClassIdx k = kids[i];
+          if (!red_.class_free[k] && level[k] < 0) stack.push_back({k, 0});
+        } else {
+          int l = 0;
+          for (ClassIdx k : kids)
+            if (!red_.class_free[k]) l = std::max(l, level[k] + 1);
+          level[c] = l;
+          stack.pop_back();
+        }
+      }
+    }
+    for (size_t c = 0; c < choice.size(); ++c)
+      if (order_col_[c] >= 0 && level[c] >= 0)
+        val[static_cast<size_t>(order_col_[c])] = level[c] * order_eps_;
+  }
+  return val;
+}
+
+// Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned.
+Choice IlpModel::decode(const double* x) const {
+  Choice choice(g_.classes.size(), -1);
+  std::vector<double> best(g_.classes.size(), 0.5);
+  for (size_t i = 0; i < node_of_col_.size(); ++i) {
+    const NodeIdx n = node_of_col_[i];
+    const ClassIdx c = g_.nodes[n].eclass;
+    if (x[i] > best[c]) {
+      best[c] = x[i];
+      choice[c] = n;
+    }
+  }
+  for (size_t c = 0; c < choice.size(); ++c)
+    if (red_.class_free[c]) choice[c] = red_.free_node[c];
+  return prune_to_roots(g_, choice);
+}
+
+}  // namespace tensat::extract

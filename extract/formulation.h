@@ -1,0 +1,100 @@
+// The extraction ILP (TENSAT Section 5.1, strengthened; extract/README.md, "Formulation"):
+// columns, rows, the cutting-plane rounds on the LP relaxation before CBC, cycle cuts, and the
+// translation between extractions and column values. Solving it is cbc_driver.h's job, the
+// rounds around it ilp.h's.
+//
+// Columns: a binary x per candidate e-node of the reduced problem, then an order variable t
+// per class when order constraints are on. Rows:
+//   * per class: sum x <= 1, "= 1" for the root and mandatory classes (reduce.h, requirements);
+//   * per (parent class P, child class K): sum of P's nodes that use K <= sum x(K);
+//   * requirement rows: sum x(C) <= sum x(D) for the classes D immediately required by C;
+//   * landmark rows "sum of x over a landmark >= 1" (lm_cut.h's LM-cut landmarks);
+//   * separated in rounds (only rows the LP optimum violates): node-level requirement rows;
+//   * cycle cuts (added lazily) or the paper's topological-order constraints.
+#pragma once
+
+#include <chrono>
+#include <set>
+#include <vector>
+
+#include <OsiClpSolverInterface.hpp>
+
+#include "extract/extract_graph.h"
+#include "extract/ilp.h"
+#include "extract/reduce.h"
+
+namespace tensat::extract {
+
+class IlpModel {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Builds the model over the alive nodes of the alive, non-free classes of `red`. Both
+  /// arguments must outlive the model.
+  IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts);
+
+  size_t num_x() const { return node_of_col_.size(); }
+  int rows() const { return solver_.getNumRows(); }
+  int cycle_cuts() const { return cycle_cuts_; }
+  int requirement_rows() const { return requirement_rows_; }
+  int separated_rows() const { return separated_rows_; }
+  int landmark_rows() const { return landmark_rows_; }
+  /// The column of node n, or -1 (not a candidate).
+  int col_of(NodeIdx n) const { return col_of_node_[n]; }
+
+  /// Landmarks (sets of nodes, each hit by every extraction of the problem), added as rows
+  /// by separate() before its first solve. Nodes without a column are ignored.
+  void set_landmarks(std::vector<std::vector<NodeIdx>> landmarks);
+
+  /// The landmark rows, then cutting-plane rounds on the LP relaxation (see the file comment):
+  /// solve, add the violated node-level requirement rows, re-solve, until none is violated, a round
+  /// does not raise the LP bound, max_rounds or `deadline` (no new round starts after it). No
+  /// LP solve runs past lp_deadline. Returns the last LP bound (-COIN_DBL_MAX when the LP was
+  /// not solved to optimality).
+  double separate(Clock::time_point deadline, Clock::time_point lp_deadline, int max_rounds);
+
+  /// Queues "not every class of this cycle keeps its cycle edge"; false if already present.
+  /// The queued rows reach the LP in one addRows() (flush_cuts(), also in lp()).
+  bool add_cycle_cut(const std::vector<ClassIdx>& cycle);
+  void flush_cuts();
+
+  /// The model for CBC, with all queued rows.
+  const OsiClpSolverInterface& lp() {
+    flush_cuts();
+    return solver_;
+  }
+
+  /// Column values of a choice (x, and order levels when order constraints are on).
+  std::vector<double> start_values(const Choice& choice) const;
+  /// Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned.
+  Choice decode(const double* x) const;
+
+ private:
+  void build();
+  void precut_short_cycles();
+  int separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                            std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+
+  const ExtractGraph& g_;
+  const Reduction& red_;
+  const IlpOptions& opts_;
+  OsiClpSolverInterface solver_;
+  std::vector<int> col_of_node_;
+  std::vector<NodeIdx> node_of_col_;
+  std::vector<int> order_col_;
+  double order_eps_ = 1.0;
+  std::set<std::vector<ClassIdx>> seen_cycles_;
+  struct PendingRows {  // rows in addRows() form
+    std::vector<int> start{0}, ind;
+    std::vector<double> val, lb, ub;
+  } cuts_;
+  int cycle_cuts_ = 0;
+  int requirement_rows_ = 0;
+  int separated_rows_ = 0;
+  int landmark_rows_ = 0;
+  Requirements req_;
+  std::vector<std::vector<int>> class_cols_;
+  std::vector<std::vector<int>> landmarks_;  // as columns; emptied once added as rows
+};
+
+}  // namespace tensat::extract
