@@ -122,7 +122,7 @@ struct CostOptions {
 };
 
 /// Which cost model (--cost-model).
-enum class CostModelKind : uint8_t { Auto, Cuda, Roofline, Table };
+enum class CostModelKind { Auto, Cuda, Roofline, Table };
 /// "auto" | "cuda" | "roofline" | "table" (case-insensitive); nullopt otherwise.
 std::optional<CostModelKind> cost_model_kind_from_name(std::string_view name);
 std::string_view cost_model_kind_name(CostModelKind k);

@@ -18,7 +18,7 @@ namespace tensat {
 
 /// Where verification runs (--verify): auto = the GPU executor where a GPU exists, else the
 /// CPU reference executor.
-enum class VerifyMode : uint8_t { Auto, Gpu, Cpu, Off };
+enum class VerifyMode { Auto, Gpu, Cpu, Off };
 std::optional<VerifyMode> verify_mode_from_name(std::string_view s);
 std::string_view verify_mode_name(VerifyMode m);
 

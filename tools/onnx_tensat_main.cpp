@@ -32,13 +32,25 @@ void write_report(const tensat::PipelineReport& rep, const std::string& path) {
   }
 }
 
-// Name -> enum maps for the choice flags: CLI11 checks the name and stores the enum, so the
-// pipeline never sees a string it has to validate.
+// Name -> enum validators for the choice flags: CLI11 checks the name and stores the enum, so
+// the pipeline never sees a string it has to validate. Help and errors list the names only.
 template <typename E, typename F>
-std::map<std::string, E> choices(std::initializer_list<E> values, F name) {
+CLI::Validator one_of(std::initializer_list<E> values, F name) {
   std::map<std::string, E> m;
-  for (E v : values) m.emplace(std::string(name(v)), v);
-  return m;
+  std::string names;
+  for (E v : values) {
+    m.emplace(std::string(name(v)), v);
+    names += (names.empty() ? "" : "|") + std::string(name(v));
+  }
+  CLI::Validator v(
+      [m, names](std::string& s) -> std::string {
+        const auto it = m.find(s);
+        if (it == m.end()) return "'" + s + "' is not one of " + names;
+        s = std::to_string(static_cast<int>(it->second));
+        return {};
+      },
+      "");
+  return v;
 }
 
 }  // namespace
@@ -57,25 +69,24 @@ int main(int argc, char** argv) {
   app.add_option("--k-multi", o.k_multi, "iterations in which multi-pattern rules apply")->default_val(o.k_multi)->group(g1);
   using tensat::CycleFilterMode;
   app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")
-      ->transform(CLI::CheckedTransformer(choices({CycleFilterMode::Efficient, CycleFilterMode::Vanilla, CycleFilterMode::None},
-                                                  tensat::cycle_filter_name)))
+      ->transform(one_of({CycleFilterMode::Efficient, CycleFilterMode::Vanilla, CycleFilterMode::None},
+                                                  tensat::cycle_filter_name))
       ->default_str("efficient")->group(g1);
   app.add_option("--rules", o.rule_files, "rule file (.rules text or TASO .pb); repeatable; default: built-in set")
       ->group(g1);
   auto* g2 = "Extraction";
   namespace ex = tensat::extract;
   app.add_option("--extract", o.extract, "greedy|dag|ilp")
-      ->transform(CLI::CheckedTransformer(choices({ex::Method::Greedy, ex::Method::Dag, ex::Method::Ilp},
-                                                  [](ex::Method m) { return ex::to_string(m); })))
+      ->transform(one_of({ex::Method::Greedy, ex::Method::Dag, ex::Method::Ilp},
+                                                  [](ex::Method m) { return ex::to_string(m); }))
       ->default_str("ilp")->group(g2);
   app.add_option("--ilp-time-limit", o.ilp_time_limit_s, "ILP time limit (s)")->default_val(o.ilp_time_limit_s)->group(g2);
   app.add_option("--ilp-stall", o.ilp_stall_s,
                  "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the time limit); 0 = off)")
       ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
-      ->transform(CLI::CheckedTransformer(
-          choices({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
-                  [](ex::OrderConstraints v) { return ex::to_string(v); })))
+      ->transform(one_of({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
+                  [](ex::OrderConstraints v) { return ex::to_string(v); }))
       ->default_str("none")->group(g2);
   app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
   auto* g3 = "Cost model";
@@ -84,9 +95,9 @@ int main(int argc, char** argv) {
                  "auto|cuda|roofline|table. auto: cuda on a GPU, else the device profile's measured table (or "
                  "--cost-table), else its roofline model; table: measured costs, misses priced by a model "
                  "calibrated to the table; roofline: the analytic model (ablation)")
-      ->transform(CLI::CheckedTransformer(choices({CostModelKind::Auto, CostModelKind::Cuda, CostModelKind::Roofline,
+      ->transform(one_of({CostModelKind::Auto, CostModelKind::Cuda, CostModelKind::Roofline,
                                                    CostModelKind::Table},
-                                                  tensat::cost::cost_model_kind_name)))
+                                                  tensat::cost::cost_model_kind_name))
       ->default_str("auto")->group(g3);
   app.add_option("--device-profile", o.device_profile,
                  "the GPU costs are predicted for without one: " + tensat::cost::profile_list() +
@@ -106,8 +117,7 @@ int main(int argc, char** argv) {
   auto* g4 = "Verification and output";
   using tensat::VerifyMode;
   app.add_option("--verify", o.verify, "auto|gpu|cpu|off")
-      ->transform(CLI::CheckedTransformer(
-          choices({VerifyMode::Auto, VerifyMode::Gpu, VerifyMode::Cpu, VerifyMode::Off}, tensat::verify_mode_name)))
+      ->transform(one_of({VerifyMode::Auto, VerifyMode::Gpu, VerifyMode::Cpu, VerifyMode::Off}, tensat::verify_mode_name))
       ->default_str("auto")->group(g4);
   app.add_flag("--force", o.force, "write the output even if verification fails")->group(g4);
   app.add_flag("--measure", o.measure, "time both models end to end on the GPU")->group(g4);
