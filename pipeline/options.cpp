@@ -21,4 +21,20 @@ std::string_view verify_mode_name(VerifyMode m) {
   return "?";
 }
 
+std::optional<MeasureMode> measure_mode_from_name(std::string_view s) {
+  if (s == "auto") return MeasureMode::Auto;
+  if (s == "on") return MeasureMode::On;
+  if (s == "off") return MeasureMode::Off;
+  return std::nullopt;
+}
+
+std::string_view measure_mode_name(MeasureMode m) {
+  switch (m) {
+    case MeasureMode::Auto: return "auto";
+    case MeasureMode::On: return "on";
+    case MeasureMode::Off: return "off";
+  }
+  return "?";
+}
+
 }  // namespace tensat
