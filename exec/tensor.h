@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/opaque_op.h"
 #include "lang/graph.h"
 
 namespace tensat::exec {
@@ -39,6 +40,10 @@ struct RunOptions {
   /// Keep every node's value (for debugging / region checks); otherwise values are freed
   /// as soon as their last consumer has run.
   bool keep_all = false;
+  /// Descriptions of the graph's opaque nodes, by opaque index (exec/opaque_op.h). With them,
+  /// opaque nodes that an executor has a kernel for are computed (exec/opaque_plan.h), the
+  /// others still need a provided value; without them (nullptr) every opaque node does.
+  const OpaqueOps* opaque = nullptr;
 };
 
 struct RunResult {

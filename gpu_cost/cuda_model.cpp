@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/gpu_runtime.h"
 
@@ -21,8 +23,21 @@ CudaCostModel::CudaCostModel(const CostOptions& opts)
       repeats_(opts.repeats) {
   // Costs measured another way are not mixed with ours: they are dropped (and re-measured).
   cache_.set_method(device_, kMethod);
-  const auto* e = cache_.entries(device_);
-  spdlog::info("cost model cuda on {}: {} cached costs{}", device_, e ? e->size() : 0,
+  auto g = cache_.launch_ms(device_, "graph"), e = cache_.launch_ms(device_, "eager");
+  if (g && e) {
+    launch_graph_ = *g;
+    launch_eager_ = *e;
+  } else {
+    gpu::LaunchOverhead o = gpu::measure_launch_overhead(*ctx_);
+    launch_graph_ = o.graph_ms;
+    launch_eager_ = o.eager_ms;
+    cache_.set_launch_ms(device_, "graph", launch_graph_);
+    cache_.set_launch_ms(device_, "eager", launch_eager_);
+    spdlog::info("cost model cuda on {}: launch overhead {:.4f} ms per kernel in a graph, {:.4f} ms eager", device_,
+                 launch_graph_, launch_eager_);
+  }
+  const auto* entries = cache_.entries(device_);
+  spdlog::info("cost model cuda on {}: {} cached costs{}", device_, entries ? entries->size() : 0,
                cache_.path().empty() ? " (no cache file)" : " from " + cache_.path());
 }
 
@@ -38,26 +53,44 @@ void CudaCostModel::flush() {
   if (cache_.save()) unsaved_ = 0;
 }
 
+double CudaCostModel::measure(Op op, const Children& c, const std::string& sig, int kernels) {
+  gpu::OpTiming t = gpu::time_op(*ctx_, op, c, warmup_, repeats_);
+  if (!t.graph) {
+    ++eager_fallbacks_;
+    spdlog::warn("cost model cuda: {} could not be captured in a CUDA graph ({}); timed eagerly", sig,
+                 t.capture_error);
+  }
+  const double bare = std::max(0.0, t.per_launch_ms - kernels * launch_graph_);
+  ++measured_;
+  spdlog::debug("measured {} = {:.4f} ms per call ({} calls per replay), {:.4f} ms without launches", sig,
+                t.per_launch_ms, t.copies, bare);
+  cache_.put(device_, sig, bare);
+  if (++unsaved_ >= kSaveEvery) flush();
+  return bare;
+}
+
+double CudaCostModel::bare_cost(Op op, const Children& c) {
+  if (structural_cost(op, c)) return 0.0;
+  const std::string sig = signature(op, c);
+  if (auto ms = cache_.get(device_, sig)) return *ms;
+  return measure(op, c, sig, op_work(op, c).kernels);
+}
+
 double CudaCostModel::kernel_cost(Op op, const Children& c, const std::string& sig) {
+  const int kernels = op_work(op, c).kernels;
   if (auto ms = cache_.get(device_, sig)) {
     ++cache_hits_;
-    return *ms;
+    return *ms + kernels * launch_graph_;
   }
-  double ms = 0;
   try {
-    ms = gpu::measure_op(*ctx_, op, c, warmup_, repeats_);
+    return measure(op, c, sig, kernels) + kernels * launch_graph_;
   } catch (const gpu::GpuError& e) {
     ++failures_;
-    ms = fallback_.op_cost(op, c);
+    const double ms = fallback_.op_cost(op, c);
     spdlog::warn("cost model cuda: measuring {} failed ({}); using roofline {}: {:.4f} ms", sig, e.what(),
                  fallback_.profile().name, ms);
     return ms;
   }
-  ++measured_;
-  spdlog::debug("measured {} = {:.4f} ms", sig, ms);
-  cache_.put(device_, sig, ms);
-  if (++unsaved_ >= kSaveEvery) flush();
-  return ms;
 }
 
 }  // namespace tensat::cost

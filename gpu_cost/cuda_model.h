@@ -1,8 +1,20 @@
 // The cuda cost model: each new signature is measured on this machine's GPU with the same
-// cuDNN/cuBLAS kernels the GPU executor runs (gpu_ops.h): warm-up, timed repeats with CUDA
-// events, the median. Results go to a CostCache keyed by the device name, loaded at start
-// and saved atomically every 64 new measurements, on flush() and on destruction, so a second
-// run measures nothing new. A measurement that fails (e.g. out of memory) is not cached: it
+// cuDNN/cuBLAS kernels the GPU executor runs, so that the costs of a graph add up to the time
+// the executor measures for it (gpu_cost/README.md, "Costs that add up"):
+//
+//   method "graph-replay-v1" (kMethod)
+//   per device, once:  launch_ms = {"graph": L_g, "eager": L_e}, the time one kernel launch
+//                      adds in each mode (gpu_runtime.h measure_launch_overhead)
+//   per signature:     t = the operator's time per call when `copies` calls are captured in a
+//                      CUDA graph and replayed back to back (gpu_ops.h time_op);
+//                      cost = max(0, t - kernels * L_g), kernels = roofline.h op_work's count
+//   op_cost(signature) = cost + kernels * L_g          (what the operator adds to a graph replay)
+//   a graph's time in mode M = sum of cost + sum of kernels * launch_ms[M]
+//
+// Results go to a CostCache keyed by the device name (the costs without launch overhead, and
+// launch_ms), loaded at start and saved atomically every 64 new measurements, on flush() and
+// on destruction, so a second run measures nothing. Costs of another method in the cache are
+// dropped and measured again. A measurement that fails (e.g. out of memory) is not cached: it
 // logs a warning naming the signature and uses the roofline model of the nearest profile.
 #pragma once
 
@@ -19,10 +31,13 @@ class Context;
 
 namespace tensat::cost {
 
+/// The method this model measures by (cost_cache.h: a device's costs of another method are
+/// not mixed with these).
+inline constexpr const char* kMethodGraphReplay = "graph-replay-v1";
+
 class CudaCostModel : public CostModel {
  public:
-  /// The measurement method of the costs this model writes (cost_cache.h).
-  static constexpr const char* kMethod = kMethodSingleLaunch;
+  static constexpr const char* kMethod = kMethodGraphReplay;
 
   /// Throws gpu::GpuError if there is no usable GPU.
   explicit CudaCostModel(const CostOptions& opts);
@@ -35,18 +50,27 @@ class CudaCostModel : public CostModel {
   size_t measured() const { return measured_; }      ///< new measurements this run
   size_t cache_hits() const { return cache_hits_; }
   size_t failures() const { return failures_; }
+  size_t eager_fallbacks() const { return eager_fallbacks_; }  ///< signatures timed without a graph
   const CostCache& cache() const { return cache_; }
+  /// The per-launch overhead of a mode ("graph" or "eager"), ms.
+  double launch_ms(const std::string& mode) const { return mode == "eager" ? launch_eager_ : launch_graph_; }
+  /// The operator's cost without its launch overheads (what the cache stores); op_cost() adds
+  /// kernels * launch_ms("graph").
+  double bare_cost(Op op, const Children& c);
 
  protected:
   double kernel_cost(Op op, const Children& c, const std::string& sig) override;
 
  private:
+  double measure(Op op, const Children& c, const std::string& sig, int kernels);
+
   std::unique_ptr<gpu::Context> ctx_;
   std::string device_;
   CostCache cache_;
   RooflineModel fallback_;
   int warmup_, repeats_;
-  size_t measured_ = 0, cache_hits_ = 0, failures_ = 0, unsaved_ = 0;
+  double launch_graph_ = 0, launch_eager_ = 0;
+  size_t measured_ = 0, cache_hits_ = 0, failures_ = 0, unsaved_ = 0, eager_fallbacks_ = 0;
 };
 
 }  // namespace tensat::cost

@@ -25,6 +25,10 @@ struct ContextImpl {
   bool tf32 = false;
   void* workspace = nullptr;  ///< shared by all kernels of this context (one stream)
   size_t workspace_bytes = 0;
+  uint64_t workspace_generation = 0;  ///< bumped on every reallocation or release
+  /// cuBLAS's workspace, set with cublasSetWorkspace at creation so that cuBLAS never
+  /// allocates inside a CUDA-graph capture.
+  void* cublas_workspace = nullptr;
 
   /// Convolution algorithm choices by geometry, so a graph with repeated shapes runs
   /// cudnnFindConvolutionForwardAlgorithm once per shape: key -> (algo, math type).
@@ -56,6 +60,30 @@ struct ContextImpl {
     if (s_ != CUBLAS_STATUS_SUCCESS) ::tensat::gpu::throw_cublas(s_, #x, __FILE__, __LINE__); \
   } while (0)
 
+// ---- launch helpers of our kernels (gpu_kernels.cu, gpu_opaque.cu) -------------------------
+
+constexpr int kThreads = 256;
+
+/// Blocks for n elements at kThreads per block; grid-stride loops cover the rest.
+inline unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  if (b > 65535LL * 32) b = 65535LL * 32;
+  return static_cast<unsigned>(b < 1 ? 1 : b);
+}
+
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
+
+/// A failed call of cuDNN/cuBLAS internals (e.g. an out-of-memory trial in cudnnFind) can
+/// leave a non-sticky error behind; clear it before a launch so check_launch reports only the
+/// launch's own error (a sticky error, a broken context, is reported again anyway).
+inline void clear_stale_error() { (void)cudaGetLastError(); }
+
+inline void check_launch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw_cuda(e, what, __FILE__, __LINE__);
+}
+
 // ---- our kernels (gpu_kernels.cu); all enqueue on `s` and check the launch ----------------
 
 constexpr int kMaxDims = 8;
@@ -67,6 +95,19 @@ struct IndexMap {
   int64_t out_dims[kMaxDims] = {};
   int64_t in_strides[kMaxDims] = {};
 };
+
+#ifdef __CUDACC__
+/// The input offset of output element i under m.
+__device__ __forceinline__ int64_t map_index(int64_t i, const IndexMap& m) {
+  int64_t off = 0;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    int64_t dim = m.out_dims[d];
+    off += (i % dim) * m.in_strides[d];
+    i /= dim;
+  }
+  return off;
+}
+#endif
 
 /// out[i] = a[map_a(i)] (+|*) b[map_b(i)], then act.
 void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma, const float* b,
@@ -89,9 +130,24 @@ void launch_pad(cudaStream_t s, const float* in, int64_t nc, int64_t h, int64_t 
                 int64_t l, int64_t b, int64_t r, float* out);
 /// Direct pooling (any pads): max ignores padding, avg divides by the window area inside
 /// the padded input (count_include_pad) or inside the input.
+/// ph_total/pw_total: the padded extent h + pt + pb (w + pl + pr) that count_include_pad
+/// divides by, clipped per window (ONNX Runtime); -1: the extent the windows cover (floor mode).
 void launch_pool(cudaStream_t s, bool max, bool count_include_pad, const float* in, int64_t nc,
                  int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                 int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow);
+                 int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow, int64_t ph_total = -1,
+                 int64_t pw_total = -1);
 void launch_fill_random(cudaStream_t s, float* out, int64_t n, uint64_t seed);
+/// An empty kernel (one thread, no work): the unit of launch overhead.
+void launch_empty(cudaStream_t s);
+/// Copies `rows` rows of `width` bytes between pitched buffers (one cudaMemcpyAsync when
+/// contiguous, else cudaMemcpy2DAsync); nothing for an empty copy.
+void copy_rows(cudaStream_t s, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows);
+/// Two-part concatenation / split of `outer` rows in one kernel, elements of `elem_size`
+/// bytes (1, 2, 4 or 8): concat writes out row o = [a row o (wa elements), b row o (wb)];
+/// split writes x's rows to out0 [outer, wa] and out1 [outer, wb].
+void launch_concat2(cudaStream_t s, const void* a, int64_t wa, const void* b, int64_t wb, void* out, int64_t outer,
+                    int elem_size);
+void launch_split2(cudaStream_t s, const void* x, int64_t wa, int64_t wb, void* out0, void* out1, int64_t outer,
+                   int elem_size);
 
 }  // namespace tensat::gpu

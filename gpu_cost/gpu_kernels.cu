@@ -7,17 +7,6 @@ namespace tensat::gpu {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  if (b > 65535LL * 32) b = 65535LL * 32;  // grid-stride loops cover the rest
-  return static_cast<unsigned>(b < 1 ? 1 : b);
-}
-
-#define GRID_STRIDE(i, n) \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
-
 __device__ __forceinline__ float activate(float v, Act act) {
   switch (act) {
     case Act::Relu: return v > 0.0f ? v : 0.0f;
@@ -25,16 +14,6 @@ __device__ __forceinline__ float activate(float v, Act act) {
     case Act::Tanh: return tanhf(v);
     default: return v;
   }
-}
-
-__device__ __forceinline__ int64_t map_index(int64_t i, const IndexMap& m) {
-  int64_t off = 0;
-  for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t dim = m.out_dims[d];
-    off += (i % dim) * m.in_strides[d];
-    i /= dim;
-  }
-  return off;
 }
 
 __global__ void binary_kernel(bool mul, const float* a, IndexMap ma, const float* b, IndexMap mb,
@@ -119,6 +98,30 @@ __global__ void pool_kernel(bool max, bool cip, const float* in, int64_t h, int6
   }
 }
 
+__global__ void empty_kernel() {}
+
+template <typename T>
+__global__ void concat2_kernel(const T* a, int64_t wa, const T* b, int64_t wb, T* out, int64_t n) {
+  const int64_t row = wa + wb;
+  GRID_STRIDE(i, n) {
+    int64_t o = i / row, r = i % row;
+    out[i] = r < wa ? a[o * wa + r] : b[o * wb + (r - wa)];
+  }
+}
+
+template <typename T>
+__global__ void split2_kernel(const T* x, int64_t wa, int64_t wb, T* out0, T* out1, int64_t n) {
+  const int64_t row = wa + wb;
+  GRID_STRIDE(i, n) {
+    int64_t o = i / row, r = i % row;
+    if (r < wa) {
+      out0[o * wa + r] = x[i];
+    } else {
+      out1[o * wb + (r - wa)] = x[i];
+    }
+  }
+}
+
 __global__ void fill_random_kernel(float* out, int64_t n, uint64_t seed) {
   GRID_STRIDE(i, n) {
     uint64_t z = seed + 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(i + 1);
@@ -136,16 +139,6 @@ bool same_layout(const IndexMap& m) {
     expect *= m.out_dims[d];
   }
   return true;
-}
-
-// A failed call of cuDNN/cuBLAS internals (e.g. an out-of-memory trial in cudnnFind) can
-// leave a non-sticky error behind; clear it before a launch so check_launch reports only the
-// launch's own error (a sticky error, a broken context, is reported again anyway).
-void clear_stale_error() { (void)cudaGetLastError(); }
-
-void check_launch(const char* what) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw_cuda(e, what, __FILE__, __LINE__);
 }
 
 }  // namespace
@@ -214,12 +207,15 @@ void launch_pad(cudaStream_t s, const float* in, int64_t nc, int64_t h, int64_t 
 
 void launch_pool(cudaStream_t s, bool max, bool count_include_pad, const float* in, int64_t nc,
                  int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                 int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow) {
+                 int64_t pt, int64_t pl, float* out, int64_t oh, int64_t ow, int64_t ph_total,
+                 int64_t pw_total) {
   int64_t n = nc * oh * ow;
   if (n == 0) return;
   clear_stale_error();
-  // The padded extent that windows may cover: the last window ends inside it (floor mode).
-  int64_t ph_total = (oh - 1) * sh + kh, pw_total = (ow - 1) * sw + kw;
+  // By default the padded extent that windows may cover: the last window ends inside it
+  // (floor mode).
+  if (ph_total < 0) ph_total = (oh - 1) * sh + kh;
+  if (pw_total < 0) pw_total = (ow - 1) * sw + kw;
   pool_kernel<<<blocks_for(n), kThreads, 0, s>>>(max, count_include_pad, in, h, w, kh, kw, sh, sw,
                                                  pt, pl, ph_total, pw_total, out, oh, ow, n);
   check_launch("pool_kernel");
@@ -230,6 +226,61 @@ void launch_fill_random(cudaStream_t s, float* out, int64_t n, uint64_t seed) {
   clear_stale_error();
   fill_random_kernel<<<blocks_for(n), kThreads, 0, s>>>(out, n, seed);
   check_launch("fill_random_kernel");
+}
+
+void launch_empty(cudaStream_t s) {
+  clear_stale_error();
+  empty_kernel<<<1, 1, 0, s>>>();
+  check_launch("empty_kernel");
+}
+
+void copy_rows(cudaStream_t s, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows) {
+  if (width == 0 || rows == 0) return;
+  if (rows == 1 || (dpitch == width && spitch == width)) {
+    TENSAT_CUDA(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDeviceToDevice, s));
+  } else {
+    TENSAT_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToDevice, s));
+  }
+}
+
+namespace {
+// Runs fn.template operator()<T>() for the unsigned type of `elem_size` bytes.
+template <typename F>
+void by_elem_size(int elem_size, const char* what, F&& fn) {
+  switch (elem_size) {
+    case 1: fn(uint8_t{}); break;
+    case 2: fn(uint16_t{}); break;
+    case 4: fn(uint32_t{}); break;
+    case 8: fn(uint64_t{}); break;
+    default: throw GpuError(std::string(what) + ": unsupported element size " + std::to_string(elem_size));
+  }
+}
+}  // namespace
+
+void launch_concat2(cudaStream_t s, const void* a, int64_t wa, const void* b, int64_t wb, void* out, int64_t outer,
+                    int elem_size) {
+  const int64_t n = outer * (wa + wb);
+  if (n == 0) return;
+  clear_stale_error();
+  by_elem_size(elem_size, "concat", [&](auto t) {
+    using T = decltype(t);
+    concat2_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), wa, static_cast<const T*>(b), wb,
+                                                      static_cast<T*>(out), n);
+  });
+  check_launch("concat2_kernel");
+}
+
+void launch_split2(cudaStream_t s, const void* x, int64_t wa, int64_t wb, void* out0, void* out1, int64_t outer,
+                   int elem_size) {
+  const int64_t n = outer * (wa + wb);
+  if (n == 0) return;
+  clear_stale_error();
+  by_elem_size(elem_size, "split", [&](auto t) {
+    using T = decltype(t);
+    split2_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), wa, wb, static_cast<T*>(out0),
+                                                     static_cast<T*>(out1), n);
+  });
+  check_launch("split2_kernel");
 }
 
 }  // namespace tensat::gpu

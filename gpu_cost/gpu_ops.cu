@@ -6,6 +6,7 @@
 #include "gpu_cost/gpu_internal.cuh"
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/op_params.h"
+#include "gpu_cost/timing_stats.h"
 
 namespace tensat::gpu {
 
@@ -332,40 +333,31 @@ class TransposeKernel final : public Kernel {
   int es_ = 4;
 };
 
-/// Rows of `outer` blocks: concat copies a's and b's blocks into out's rows; split the reverse.
+/// Rows of `outer` blocks: concat joins a's and b's rows into out's rows; split the reverse.
 struct Blocks {
-  size_t outer = 1, row_a = 0, row_b = 0;  // bytes per row of part a / part b
+  int64_t outer = 1, wa = 0, wb = 0;  // elements per row of part a / part b
+  int elem = 4;                       // bytes per element
 };
 
 Blocks blocks_of(const TensorType& a, const TensorType& b, int64_t axis) {
   Blocks bl;
-  size_t es = dtype_size(a.dtype), inner = 1;
+  int64_t inner = 1;
   for (size_t d = 0; d < a.shape.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) bl.outer *= static_cast<size_t>(a.shape[d]);
-    if (static_cast<int64_t>(d) > axis) inner *= static_cast<size_t>(a.shape[d]);
+    if (static_cast<int64_t>(d) < axis) bl.outer *= a.shape[d];
+    if (static_cast<int64_t>(d) > axis) inner *= a.shape[d];
   }
-  bl.row_a = static_cast<size_t>(a.shape[static_cast<size_t>(axis)]) * inner * es;
-  bl.row_b = static_cast<size_t>(b.shape[static_cast<size_t>(axis)]) * inner * es;
+  bl.wa = a.shape[static_cast<size_t>(axis)] * inner;
+  bl.wb = b.shape[static_cast<size_t>(axis)] * inner;
+  bl.elem = static_cast<int>(dtype_size(a.dtype));
   return bl;
 }
 
-void copy_rows(cudaStream_t s, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows) {
-  if (width == 0 || rows == 0) return;
-  if (rows == 1 || (dpitch == width && spitch == width)) {
-    TENSAT_CUDA(cudaMemcpyAsync(dst, src, width * rows, cudaMemcpyDeviceToDevice, s));
-  } else {
-    TENSAT_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDeviceToDevice, s));
-  }
-}
-
+// One kernel each (the roofline model's kernel count, roofline.h op_work).
 class ConcatKernel final : public Kernel {
  public:
   ConcatKernel(Context& ctx, const Blocks& b) : c_(ctx.impl()), b_(b) {}
   void run(const std::vector<const void*>& args, void* out) override {
-    size_t row = b_.row_a + b_.row_b;
-    auto* o = static_cast<char*>(out);
-    copy_rows(c_.stream, o, row, args[1], b_.row_a, b_.row_a, b_.outer);
-    copy_rows(c_.stream, o + b_.row_a, row, args[2], b_.row_b, b_.row_b, b_.outer);
+    launch_concat2(c_.stream, args[1], b_.wa, args[2], b_.wb, out, b_.outer, b_.elem);
   }
 
  private:
@@ -377,11 +369,9 @@ class SplitKernel final : public Kernel {
  public:
   SplitKernel(Context& ctx, const Blocks& b) : c_(ctx.impl()), b_(b) {}
   void run(const std::vector<const void*>& args, void* out) override {
-    size_t row = b_.row_a + b_.row_b;
     auto* o = static_cast<char*>(out);
-    const auto* x = static_cast<const char*>(args[2]);
-    copy_rows(c_.stream, o, b_.row_a, x, row, b_.row_a, b_.outer);
-    copy_rows(c_.stream, o + b_.row_a * b_.outer, b_.row_b, x + b_.row_a, row, b_.row_b, b_.outer);
+    launch_split2(c_.stream, args[2], b_.wa, b_.wb, o, o + static_cast<size_t>(b_.wa * b_.outer * b_.elem), b_.outer,
+                  b_.elem);
   }
 
  private:
@@ -441,7 +431,7 @@ std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& c) {
   throw GpuError(std::string(op_name(op)) + ": no GPU kernel");
 }
 
-double measure_op(Context& ctx, Op op, const Children& c, int warmup, int repeats) {
+OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats) {
   auto out = cost::output_type(op, c);
   if (!out) throw GpuError(std::string(op_name(op)) + ": ill-typed node");
   std::vector<DeviceBuffer> bufs;
@@ -459,13 +449,34 @@ double measure_op(Context& ctx, Op op, const Children& c, int warmup, int repeat
     args[i] = bufs.back().data();
   }
   DeviceBuffer result(static_cast<size_t>(cost::value_bytes(*out)));
-  double ms = 0;
+  OpTiming t;
   {
     auto kernel = prepare(ctx, op, c);
-    ms = ctx.median_time_ms([&] { kernel->run(args, result.data()); }, warmup, repeats);
+    auto once = [&] { kernel->run(args, result.data()); };
+    // One latency sample picks how many calls a replay holds (about 0.5 ms of work).
+    std::vector<double> single = ctx.latency_samples_ms(once, 1, 3);
+    const double one = *std::min_element(single.begin(), single.end());
+    t.copies = static_cast<int>(std::clamp(0.5 / std::max(one, 1e-4), 2.0, 100.0));
+    auto many = [&] {
+      for (int i = 0; i < t.copies; ++i) once();
+    };
+    std::vector<double> samples;
+    try {
+      CudaGraph graph(ctx, many);
+      samples = ctx.back_to_back_samples_ms([&] { graph.launch(); }, warmup, repeats);
+    } catch (const GpuError& e) {
+      t.graph = false;
+      t.capture_error = e.what();
+      samples = ctx.back_to_back_samples_ms(many, warmup, repeats);
+    }
+    t.per_launch_ms = summarize(std::move(samples)).median_ms / t.copies;
   }
   ctx.impl().release_workspace();
-  return ms;
+  return t;
+}
+
+double measure_op(Context& ctx, Op op, const Children& c, int warmup, int repeats) {
+  return time_op(ctx, op, c, warmup, repeats).per_launch_ms;
 }
 
 }  // namespace tensat::gpu

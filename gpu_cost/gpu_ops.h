@@ -2,9 +2,10 @@
 //
 // prepare() decodes a signature (op + child types), creates the cuDNN descriptors, picks the
 // fastest convolution algorithm (cudnnFindConvolutionForwardAlgorithm) and sizes the shared
-// workspace; run() only enqueues work on the context's stream. The cuda cost model times
-// run() on buffers sized to the one operator (measure_op); the GPU executor runs a whole
-// graph with the same kernels, so measured costs and end-to-end times agree.
+// workspace; run() only enqueues work on the context's stream (it never allocates or
+// synchronizes, so it can be captured in a CUDA graph). The cuda cost model times run() on
+// buffers sized to the one operator, inside a captured graph (time_op); the GPU executor runs
+// a whole graph with the same kernels, so measured costs and end-to-end times agree.
 //
 // Implementation per operator:
 //   conv       cuDNN, fastest algorithm; relu (with or without bias) fused by
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "lang/op.h"
@@ -52,9 +54,22 @@ inline bool has_kernel(Op op, const Children& children) {
 /// is not supported on the GPU (e.g. non-f32 data where float math is needed).
 std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& children);
 
-/// Milliseconds of one operator: allocates random inputs and the output sized to it,
-/// prepares, runs `warmup` times, then the median of `repeats` event-timed runs; frees
-/// everything before returning.
+/// How one operator was timed (time_op).
+struct OpTiming {
+  double per_launch_ms = 0;  ///< the operator's time per call inside a replay, its launch overheads included
+  int copies = 0;            ///< calls captured back to back in the replayed graph
+  bool graph = true;         ///< false: the capture failed and the calls were launched eagerly
+  std::string capture_error;
+};
+
+/// Times one operator the way a model runs it: random inputs and the output are allocated
+/// and the kernel prepared outside the timed region; `copies` calls (enough for about 0.5 ms,
+/// 2 to 100) are captured back to back as one CUDA graph, which is replayed `warmup` times,
+/// then `repeats` times back to back with an event between replays; the result is the median
+/// replay divided by `copies`. Everything is freed before returning. If the capture fails, the
+/// same calls are launched eagerly back to back (OpTiming::graph false).
+OpTiming time_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
+/// time_op(...).per_launch_ms.
 double measure_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
 
 }  // namespace tensat::gpu

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "gpu_cost/gpu_internal.cuh"
+#include "gpu_cost/timing_stats.h"
 
 namespace tensat::gpu {
 
@@ -41,6 +42,7 @@ void* ContextImpl::ensure_workspace(size_t bytes) {
   }
   TENSAT_CUDA(cudaMalloc(&workspace, bytes));
   workspace_bytes = bytes;
+  ++workspace_generation;
   return workspace;
 }
 
@@ -50,6 +52,7 @@ void ContextImpl::release_workspace() {
   TENSAT_CUDA(cudaFree(workspace));
   workspace = nullptr;
   workspace_bytes = 0;
+  ++workspace_generation;
 }
 
 Context::Context(bool allow_tf32) : impl_(std::make_unique<ContextImpl>()) {
@@ -66,6 +69,11 @@ Context::Context(bool allow_tf32) : impl_(std::make_unique<ContextImpl>()) {
   TENSAT_CUBLAS(cublasSetStream(impl_->cublas, impl_->stream));
   TENSAT_CUBLAS(cublasSetMathMode(impl_->cublas, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                             : CUBLAS_DEFAULT_MATH));
+  // cuBLAS's own workspace, fixed now so that no cuBLAS call allocates during a CUDA-graph
+  // capture (NVIDIA recommends 32 MiB on Hopper, 4 MiB elsewhere; 32 MiB covers both).
+  constexpr size_t kCublasWorkspace = size_t{32} << 20;
+  TENSAT_CUDA(cudaMalloc(&impl_->cublas_workspace, kCublasWorkspace));
+  TENSAT_CUBLAS(cublasSetWorkspace(impl_->cublas, impl_->cublas_workspace, kCublasWorkspace));
 }
 
 Context::~Context() {
@@ -73,6 +81,7 @@ Context::~Context() {
   if (impl_->stream) cudaStreamSynchronize(impl_->stream);
   if (impl_->workspace) cudaFree(impl_->workspace);
   if (impl_->cublas) cublasDestroy(impl_->cublas);
+  if (impl_->cublas_workspace) cudaFree(impl_->cublas_workspace);
   if (impl_->cudnn) cudnnDestroy(impl_->cudnn);
   if (impl_->stream) cudaStreamDestroy(impl_->stream);
 }
@@ -88,33 +97,159 @@ size_t Context::free_memory() const {
 
 void Context::synchronize() { TENSAT_CUDA(cudaStreamSynchronize(impl_->stream)); }
 
+uint64_t Context::workspace_generation() const { return impl_->workspace_generation; }
+
+namespace {
+
+// Owns a set of CUDA events (destroyed on every exit path).
+class Events {
+ public:
+  explicit Events(size_t n) : ev_(n, nullptr) {
+    for (auto& e : ev_) TENSAT_CUDA(cudaEventCreate(&e));
+  }
+  ~Events() {
+    for (auto e : ev_)
+      if (e) cudaEventDestroy(e);
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  cudaEvent_t operator[](size_t i) const { return ev_[i]; }
+  double elapsed_ms(size_t a, size_t b) const {
+    float ms = 0;
+    TENSAT_CUDA(cudaEventElapsedTime(&ms, ev_[a], ev_[b]));
+    return ms;
+  }
+
+ private:
+  std::vector<cudaEvent_t> ev_;
+};
+
+double median_of(std::vector<double> v) { return summarize(std::move(v)).median_ms; }
+
+}  // namespace
+
 double Context::median_time_ms(const std::function<void()>& fn, int warmup, int repeats) {
+  return median_of(latency_samples_ms(fn, warmup, repeats));
+}
+
+std::vector<double> Context::latency_samples_ms(const std::function<void()>& fn, int warmup, int repeats) {
   repeats = std::max(repeats, 1);
   for (int i = 0; i < warmup; ++i) fn();
-  cudaEvent_t start = nullptr, stop = nullptr;
-  TENSAT_CUDA(cudaEventCreate(&start));
-  TENSAT_CUDA(cudaEventCreate(&stop));
-  std::vector<float> times;
-  try {
-    for (int i = 0; i < repeats; ++i) {
-      TENSAT_CUDA(cudaEventRecord(start, impl_->stream));
-      fn();
-      TENSAT_CUDA(cudaEventRecord(stop, impl_->stream));
-      TENSAT_CUDA(cudaEventSynchronize(stop));
-      float ms = 0;
-      TENSAT_CUDA(cudaEventElapsedTime(&ms, start, stop));
-      times.push_back(ms);
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
+  TENSAT_CUDA(cudaStreamSynchronize(impl_->stream));
+  Events ev(2);
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(repeats));
+  for (int i = 0; i < repeats; ++i) {
+    TENSAT_CUDA(cudaEventRecord(ev[0], impl_->stream));
+    fn();
+    TENSAT_CUDA(cudaEventRecord(ev[1], impl_->stream));
+    TENSAT_CUDA(cudaEventSynchronize(ev[1]));
+    times.push_back(ev.elapsed_ms(0, 1));
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  size_t n = times.size();
-  return n % 2 ? times[n / 2] : 0.5 * (static_cast<double>(times[n / 2 - 1]) + times[n / 2]);
+  return times;
+}
+
+std::vector<double> Context::back_to_back_samples_ms(const std::function<void()>& fn, int warmup, int repeats) {
+  repeats = std::max(repeats, 1);
+  for (int i = 0; i < warmup; ++i) fn();
+  TENSAT_CUDA(cudaStreamSynchronize(impl_->stream));
+  const auto n = static_cast<size_t>(repeats);
+  Events ev(n + 1);
+  // One call first, so the GPU is busy (and the host ahead of it) when the first event runs.
+  fn();
+  for (size_t i = 0; i < n; ++i) {
+    TENSAT_CUDA(cudaEventRecord(ev[i], impl_->stream));
+    fn();
+  }
+  TENSAT_CUDA(cudaEventRecord(ev[n], impl_->stream));
+  TENSAT_CUDA(cudaEventSynchronize(ev[n]));
+  std::vector<double> times;
+  times.reserve(n);
+  for (size_t i = 0; i < n; ++i) times.push_back(ev.elapsed_ms(i, i + 1));
+  return times;
+}
+
+// ---- CUDA graphs ----------------------------------------------------------------------------
+
+struct CudaGraph::Impl {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  bool relaxed = false;
+  ~Impl() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+};
+
+namespace {
+
+// Captures enqueue() on `stream` in `mode`; on failure returns the error text (and leaves the
+// stream out of capture, the runtime's last error cleared).
+std::string try_capture(cudaStream_t stream, cudaStreamCaptureMode mode, const std::function<void()>& enqueue,
+                        cudaGraph_t* out) {
+  *out = nullptr;
+  cudaError_t e = cudaStreamBeginCapture(stream, mode);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("cudaStreamBeginCapture: ") + cudaGetErrorString(e);
+  }
+  std::string failure;
+  try {
+    enqueue();
+  } catch (const std::exception& ex) {
+    failure = ex.what();
+  }
+  cudaGraph_t g = nullptr;
+  e = cudaStreamEndCapture(stream, &g);
+  if (failure.empty() && e != cudaSuccess) failure = std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e);
+  if (!failure.empty()) {
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();
+    return failure;
+  }
+  *out = g;
+  return {};
+}
+
+}  // namespace
+
+CudaGraph::CudaGraph(Context& ctx, const std::function<void()>& enqueue) : ctx_(ctx), impl_(std::make_unique<Impl>()) {
+  cudaStream_t stream = ctx.impl().stream;
+  TENSAT_CUDA(cudaStreamSynchronize(stream));
+  std::string first = try_capture(stream, cudaStreamCaptureModeThreadLocal, enqueue, &impl_->graph);
+  if (!impl_->graph) {
+    std::string second = try_capture(stream, cudaStreamCaptureModeRelaxed, enqueue, &impl_->graph);
+    if (!impl_->graph) throw GpuError("CUDA graph capture failed: " + first + "; in relaxed mode: " + second);
+    impl_->relaxed = true;
+  }
+  TENSAT_CUDA(cudaGraphInstantiateWithFlags(&impl_->exec, impl_->graph, 0));
+  TENSAT_CUDA(cudaGraphUpload(impl_->exec, stream));
+  TENSAT_CUDA(cudaStreamSynchronize(stream));
+}
+
+CudaGraph::~CudaGraph() = default;
+
+void CudaGraph::launch() { TENSAT_CUDA(cudaGraphLaunch(impl_->exec, ctx_.impl().stream)); }
+
+size_t CudaGraph::nodes() const {
+  size_t n = 0;
+  TENSAT_CUDA(cudaGraphGetNodes(impl_->graph, nullptr, &n));
+  return n;
+}
+
+bool CudaGraph::relaxed() const { return impl_->relaxed; }
+
+LaunchOverhead measure_launch_overhead(Context& ctx, int launches, int repeats) {
+  launches = std::max(launches, 1);
+  cudaStream_t s = ctx.impl().stream;
+  auto many = [&] {
+    for (int i = 0; i < launches; ++i) launch_empty(s);
+  };
+  LaunchOverhead o;
+  CudaGraph g(ctx, many);
+  o.graph_ms = median_of(ctx.back_to_back_samples_ms([&] { g.launch(); }, 3, repeats)) / launches;
+  o.eager_ms = median_of(ctx.latency_samples_ms(many, 3, repeats)) / launches;
+  return o;
 }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {

@@ -2,6 +2,7 @@
 // AUTO on a machine without nvcc/cuDNN): no device is ever found, so `--cost-model auto`
 // means the table or roofline model and `--verify auto` the CPU reference executor. Anything
 // that asks for the GPU anyway throws GpuError saying why. Compiled instead of the .cu files.
+#include "gpu_cost/gpu_opaque.h"
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/gpu_runtime.h"
 
@@ -23,7 +24,18 @@ const std::string& Context::device_name() const { no_cuda(); }
 size_t Context::free_memory() const { no_cuda(); }
 bool Context::allow_tf32() const { no_cuda(); }
 void Context::synchronize() { no_cuda(); }
+uint64_t Context::workspace_generation() const { no_cuda(); }
 double Context::median_time_ms(const std::function<void()>&, int, int) { no_cuda(); }
+std::vector<double> Context::latency_samples_ms(const std::function<void()>&, int, int) { no_cuda(); }
+std::vector<double> Context::back_to_back_samples_ms(const std::function<void()>&, int, int) { no_cuda(); }
+
+struct CudaGraph::Impl {};
+CudaGraph::CudaGraph(Context& ctx, const std::function<void()>&) : ctx_(ctx) { no_cuda(); }
+CudaGraph::~CudaGraph() = default;
+void CudaGraph::launch() { no_cuda(); }
+size_t CudaGraph::nodes() const { no_cuda(); }
+bool CudaGraph::relaxed() const { no_cuda(); }
+LaunchOverhead measure_launch_overhead(Context&, int, int) { no_cuda(); }
 
 DeviceBuffer::DeviceBuffer(size_t) { no_cuda(); }
 DeviceBuffer::~DeviceBuffer() = default;
@@ -39,6 +51,9 @@ void fill_zero(Context&, void*, size_t) { no_cuda(); }
 void fill_random(Context&, float*, size_t, uint64_t) { no_cuda(); }
 
 std::unique_ptr<Kernel> prepare(Context&, Op, const Children&) { no_cuda(); }
+OpTiming time_op(Context&, Op, const Children&, int, int) { no_cuda(); }
 double measure_op(Context&, Op, const Children&, int, int) { no_cuda(); }
+std::unique_ptr<Kernel> prepare_opaque(Context&, const exec::opaque::Decoded&, const TensorType&) { no_cuda(); }
+int opaque_launches(const exec::opaque::Decoded&) { return 1; }
 
 }  // namespace tensat::gpu

@@ -22,6 +22,13 @@ enum class VerifyMode { Auto, Gpu, Cpu, Off };
 std::optional<VerifyMode> verify_mode_from_name(std::string_view s);
 std::string_view verify_mode_name(VerifyMode m);
 
+/// Whether both models are timed on the GPU (--measure): auto = where a GPU exists; on =
+/// required (an error without a GPU); off = never. When they are timed, the original model
+/// is written unless the optimized one is faster by more than the measured spread.
+enum class MeasureMode : uint8_t { Auto, On, Off };
+std::optional<MeasureMode> measure_mode_from_name(std::string_view s);
+std::string_view measure_mode_name(MeasureMode m);
+
 struct PipelineOptions {
   std::string input, output;
   std::map<std::string, Shape> input_shapes;   ///< --input-shape NAME:1x3x224x224
@@ -57,7 +64,8 @@ struct PipelineOptions {
   bool quiet = false;
   int verbose = 0;
   bool progress = false;                       ///< per-iteration progress lines (a terminal, or -v)
-  bool measure = false;                        ///< time both graphs end to end on the GPU
+  MeasureMode measure = MeasureMode::Auto;     ///< time both models on the GPU (never-slower rule)
+  int measure_repeats = 100;                   ///< timed samples per mode (at least 50)
   std::string dump_egraph;                     ///< write the explored e-graph (with costs) as JSON
 };
 

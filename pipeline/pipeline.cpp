@@ -14,11 +14,12 @@
 #include "extract/extract.h"
 #include "extract/serialize_json.h"
 #include "gpu_cost/cost_model.h"
-#include "gpu_cost/gpu_executor.h"
 #include "gpu_cost/gpu_runtime.h"
+#include "gpu_cost/timing_stats.h"
 #include "importer/importer.h"
 #include "pipeline/costing.h"
 #include "pipeline/egraph_extract.h"
+#include "pipeline/measure.h"
 #include "pipeline/rule_sources.h"
 #include "pipeline/weight_folding.h"
 #include "support/atomic_file.h"
@@ -71,6 +72,18 @@ std::optional<Executor> resolve_verify(VerifyMode v) {
   return gpu::available() ? Executor::Gpu : Executor::Cpu;
 }
 
+// Whether both models are timed (--measure); on without a GPU is a usage error.
+bool resolve_measure(MeasureMode m) {
+  switch (m) {
+    case MeasureMode::Off: return false;
+    case MeasureMode::On:
+      if (!gpu::available()) throw UsageError("--measure on: no GPU is available on this machine");
+      return true;
+    case MeasureMode::Auto: break;
+  }
+  return gpu::available();
+}
+
 }  // namespace
 
 void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
@@ -78,6 +91,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.input = o.input;
   rep.output = o.output;
   const std::optional<Executor> verify_on = resolve_verify(o.verify);
+  const bool measure_on = resolve_measure(o.measure);
 
   // ---- import --------------------------------------------------------------------------
   Stopwatch t;
@@ -158,13 +172,14 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;
-  if (rep.cost_extracted > rep.cost_before) {
-    // Never hand back a model the cost model predicts to be slower (e.g. greedy tree
-    // extraction duplicating shared subterms): keep the original graph.
-    spdlog::warn("the extracted graph costs more than the original ({:.4f} > {:.4f} ms); keeping the original",
-                 rep.cost_extracted, rep.cost_before);
+  if (const gpu::Verdict v = gpu::compare_predicted(rep.cost_before, rep.cost_extracted); !v.keep_optimized) {
+    // Never hand back a model the cost model does not predict to be faster (e.g. greedy tree
+    // extraction duplicating shared subterms): keep the original graph. With a GPU, the
+    // measured rule below decides as well.
     best = imp.graph;
     rep.kept_original = true;
+    rep.kept_reason = "kept original: " + v.reason;
+    if (rep.cost_extracted > rep.cost_before) spdlog::warn("{}", rep.kept_reason);
     rep.cost_after = rep.cost_before;
     rep.fallback.after = rep.fallback.before;
   }
@@ -173,56 +188,66 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
 
   // ---- fold weights, export (to a temporary file next to the output) --------------------------
   t.restart();
-  FoldStats fs;
-  best = fold_weights(best, imp.weights, &fs);
-  AtomicFile staging = [&] {
+  std::optional<AtomicFile> staging;
+  // Folds and exports a graph to a fresh temporary file (again for the original, if timing
+  // keeps it).
+  auto write_graph = [&](const ir::Graph& graph) {
+    FoldStats fs;
+    ir::Graph folded = fold_weights(graph, imp.weights, &fs);
+    staging.reset();
     try {
-      return AtomicFile(o.output);
+      staging.emplace(o.output);
     } catch (const FileError& e) {
       throw UsageError(e.what());
     }
-  }();
-  ExportStats es;
-  export_onnx_to(best, imp.weights, imp.ctx, staging, {}, &es);
+    ExportStats es;
+    export_onnx_to(folded, imp.weights, imp.ctx, *staging, {}, &es);
+    rep.folded_weights = fs.folded;
+    rep.ops_after = es.op_counts;
+    if (!es.checker_skipped_reason.empty())
+      spdlog::warn("ONNX checker skipped: {}; relying on the numeric verification", es.checker_skipped_reason);
+  };
+  write_graph(best);
   rep.times["export"] = t.seconds();
-  rep.folded_weights = fs.folded;
-  rep.ops_after = es.op_counts;
-  if (!es.checker_skipped_reason.empty())
-    spdlog::warn("ONNX checker skipped: {}; relying on the numeric verification", es.checker_skipped_reason);
 
-  // ---- verify -----------------------------------------------------------------------------
+  // ---- verify, measure ------------------------------------------------------------------------
   t.restart();
-  if (verify_on || o.measure) {
-    ImportResult opt = import_onnx_file(staging.temp_path(), iopts);
+  const bool measure = measure_on && !rep.kept_original;
+  if (verify_on || measure) {
+    ImportResult opt = import_onnx_file(staging->temp_path(), iopts);
     if (verify_on) {
       rep.verify = verify_models(imp, opt, *verify_on, o.seed);
       rep.verify_ran = true;
     }
-    if (o.measure && gpu::available()) {
-      exec::Inputs inputs;
-      for (const auto& n : imp.graph.nodes()) {
-        if (n.op != Op::Input) continue;
-        auto leaf = parse_leaf_id(imp.graph.node(n.children[0]).sym);
-        if (leaf && leaf->type.dtype == DType::F32)
-          inputs[leaf->name] = exec::random_tensor(leaf->type.shape, o.seed);
-      }
-      if (imp.stats.opaque_nodes == 0) {
-        rep.measured_before_ms = gpu::time_ms(imp.graph, imp.weights, inputs);
-        rep.measured_after_ms = gpu::time_ms(opt.graph, opt.weights, inputs);
-        rep.measured = true;
-      } else {
-        spdlog::warn("--measure: the model has opaque nodes, which the GPU executor cannot run; not measured");
+    if (measure && (!rep.verify_ran || rep.verify.passed)) {
+      const Stopwatch tm;
+      rep.measure = measure_models(imp, opt, o.seed, o.measure_repeats);
+      rep.times["measure"] = tm.seconds();
+      if (!rep.measure.ok) {
+        spdlog::warn("--measure: the models could not be timed on the GPU ({}); the predicted costs decide",
+                     rep.measure.error);
+      } else if (!rep.measure.verdict.keep_optimized) {
+        // Never hand back a model that is not faster where it can be checked: the original.
+        rep.kept_original = true;
+        rep.kept_reason = "kept original: " + rep.measure.verdict.reason;
+        spdlog::warn("{}", rep.kept_reason);
+        rep.cost_after = rep.cost_before;
+        write_graph(imp.graph);
+        if (verify_on) {
+          ImportResult again = import_onnx_file(staging->temp_path(), iopts);
+          rep.verify = verify_models(imp, again, *verify_on, o.seed);
+        }
       }
     }
   }
-  rep.times["verify"] = t.seconds();
+  rep.times["verify"] = t.seconds() - (rep.times.count("measure") ? rep.times["measure"] : 0.0);
 
   if (rep.verify_ran && !rep.verify.passed && !o.force) {
     rep.times["total"] = total.seconds();
     throw VerificationError("verification failed (" + rep.verify.method + "): " + rep.verify.failure +
                             "; nothing written (use --force to write anyway)");
   }
-  staging.commit();
+  staging->commit();
   rep.written = true;
   rep.times["total"] = total.seconds();
 }

@@ -12,6 +12,7 @@
 
 #include "gpu_cost/cost_model.h"
 #include "pipeline/costing.h"
+#include "pipeline/measure.h"
 #include "pipeline/options.h"
 #include "pipeline/verify.h"
 
@@ -35,7 +36,10 @@ struct PipelineReport {
   std::string cost_model_detail;              ///< how its costs were obtained (method, version, size)
   double cost_before = 0, cost_after = 0;     ///< ms, same cost model; constant work is free in both
   double cost_extracted = 0;                  ///< the extracted graph's cost (== cost_after unless kept_original)
-  bool kept_original = false;                 ///< extraction did not improve: the original graph was kept
+  bool kept_original = false;                 ///< the original graph was written (see kept_reason)
+  /// "kept original: not faster by the cost model (x ms vs y ms)" or "kept original: not
+  /// faster on this GPU (x ms vs y ms)", x the optimized model's, y the original's.
+  std::string kept_reason;
   /// Signatures the cost model could not price from measurements (table misses).
   struct {
     std::string priced_by;                    ///< what priced them (CostModel::fallback_name)
@@ -58,8 +62,7 @@ struct PipelineReport {
   VerifyResult verify;
   bool verify_ran = false;
   std::map<std::string, int> ops_before, ops_after;
-  bool measured = false;
-  double measured_before_ms = 0, measured_after_ms = 0;
+  MeasureResult measure;                      ///< both models timed on the GPU (measure.ok)
   int opaque_nodes = 0;
   std::string rule_summary;                   ///< per-rule table (matches, applied)
   nlohmann::json rule_stats;                  ///< per rule: matches, applied

@@ -1,11 +1,57 @@
 // PipelineReport: the JSON report (--report) and the human table on stderr.
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
+#include <string>
 
 #include "pipeline/pipeline.h"
 
 namespace tensat {
+
+namespace {
+
+nlohmann::json mode_json(const gpu::ModeTiming& m) {
+  if (!m.ok) return {{"error", m.error}};
+  return {{"median_ms", m.stats.median_ms}, {"q1_ms", m.stats.q1_ms},   {"q3_ms", m.stats.q3_ms},
+          {"iqr_ms", m.stats.iqr_ms()},     {"min_ms", m.stats.min_ms}, {"max_ms", m.stats.max_ms},
+          {"samples", m.stats.samples}};
+}
+
+nlohmann::json timing_json(const gpu::Timing& t) {
+  return {{"graph", mode_json(t.graph)},
+          {"eager", mode_json(t.eager)},
+          {"steps", t.steps},
+          {"kernels", t.kernels},
+          {"arena_bytes", t.arena_bytes},
+          {"arena_unshared_bytes", t.arena_unshared_bytes},
+          {"left_out", t.left_out}};
+}
+
+std::string verify_opaque_text(const VerifyResult& v) {
+  std::string s;
+  if (v.opaque_computed) s += ", " + std::to_string(v.opaque_computed) + " opaque nodes computed";
+  if (v.opaque_regions) s += ", " + std::to_string(v.opaque_regions) + " opaque values as region boundaries";
+  return s;
+}
+
+std::string left_out_text(const std::map<std::string, int>& m) {
+  std::string s;
+  for (const auto& [op, n] : m) s += (s.empty() ? "" : ", ") + op + (n > 1 ? " x" + std::to_string(n) : "");
+  return s;
+}
+
+void print_mode(FILE* out, const char* name, const gpu::ModeTiming& a, const gpu::ModeTiming& b) {
+  if (!a.ok || !b.ok) {
+    std::fprintf(out, "  %-6s not timed: %s\n", name, (a.ok ? b.error : a.error).c_str());
+    return;
+  }
+  std::fprintf(out, "  %-6s original %.4f ms (IQR %.4f), optimized %.4f ms (IQR %.4f), %+.1f%%\n", name,
+               a.stats.median_ms, a.stats.iqr_ms(), b.stats.median_ms, b.stats.iqr_ms(),
+               b.stats.median_ms > 0 ? (a.stats.median_ms / b.stats.median_ms - 1.0) * 100.0 : 0.0);
+}
+
+}  // namespace
 
 nlohmann::json PipelineReport::to_json() const {
   nlohmann::json j;
@@ -18,6 +64,7 @@ nlohmann::json PipelineReport::to_json() const {
   j["cost_after"] = cost_after;
   j["cost_extracted"] = cost_extracted;
   j["kept_original"] = kept_original;
+  if (kept_original) j["kept_reason"] = kept_reason;
   j["speedup_pct"] = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
   j["times"] = times;
   j["egraph"] = {{"nodes", egraph.nodes},          {"classes", egraph.classes},
@@ -30,7 +77,8 @@ nlohmann::json PipelineReport::to_json() const {
                    {"passed", verify.passed},
                    {"max_abs_err", verify.max_abs_err},
                    {"compared", verify.compared},
-                   {"opaque_regions", verify.opaque_regions}};
+                   {"opaque_regions", verify.opaque_regions},
+                   {"opaque_computed", verify.opaque_computed}};
     if (!verify.passed) j["verify"]["failure"] = verify.failure;
   } else {
     j["verify"] = {{"method", "off"}, {"passed", nullptr}, {"max_abs_err", nullptr}};
@@ -39,7 +87,19 @@ nlohmann::json PipelineReport::to_json() const {
   j["ops_after"] = ops_after;
   j["opaque_nodes"] = opaque_nodes;
   j["rules_fired"] = rule_stats.is_null() ? nlohmann::json::object() : rule_stats;
-  if (measured) j["measured"] = {{"before_ms", measured_before_ms}, {"after_ms", measured_after_ms}};
+  if (measure.ok) {
+    j["measured"] = {{"device", measure.device},
+                     {"mode", measure.mode},
+                     {"before_ms", measure.verdict.before_ms},
+                     {"after_ms", measure.verdict.after_ms},
+                     {"spread_ms", measure.verdict.spread_ms},
+                     {"faster", measure.verdict.keep_optimized},
+                     {"verdict", measure.verdict.reason},
+                     {"before", timing_json(measure.before)},
+                     {"after", timing_json(measure.after)}};
+  } else if (!measure.error.empty()) {
+    j["measured"] = {{"error", measure.error}};
+  }
   j["fallback"] = fallback_json();
   return j;
 }
@@ -114,15 +174,25 @@ void PipelineReport::print(FILE* out) const {
   std::fprintf(out, "+----------------------+------------+------------+\n");
   std::fprintf(out, "| %-20s | %10d | %10d |\n", "total", tb, ta);
   std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", "predicted cost (ms)", cost_before, cost_after);
-  if (measured) std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", "measured (ms)", measured_before_ms, measured_after_ms);
+  if (measure.ok)
+    std::fprintf(out, "| %-20s | %10.4f | %10.4f |\n", ("measured " + measure.mode + " (ms)").c_str(),
+                 measure.verdict.before_ms, measure.verdict.after_ms);
   std::fprintf(out, "+----------------------+------------+------------+\n");
   double speedup = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
   std::fprintf(out, "predicted speedup %.1f%% (cost model %s%s%s)\n", speedup, cost_model.c_str(),
                cost_model_detail.empty() ? "" : ": ", cost_model_detail.c_str());
   print_fallback(out);
-  if (kept_original)
-    std::fprintf(out, "the extracted graph (%.4f ms) was no better than the original: the original graph was kept\n",
-                 cost_extracted);
+  if (measure.ok) {
+    std::fprintf(out, "measured on %s (median of %d per mode, alternating rounds):\n", measure.device.c_str(),
+                 measure.before.primary().stats.samples);
+    print_mode(out, "graph", measure.before.graph, measure.after.graph);
+    print_mode(out, "eager", measure.before.eager, measure.after.eager);
+    const std::string lo = left_out_text(measure.before.left_out);
+    if (!lo.empty()) std::fprintf(out, "  left out of the figures (region boundaries, no GPU kernel): %s\n", lo.c_str());
+  } else if (!measure.error.empty()) {
+    std::fprintf(out, "not measured: %s\n", measure.error.c_str());
+  }
+  if (kept_original) std::fprintf(out, "%s\n", kept_reason.c_str());
   std::fprintf(out, "e-graph: %zu e-nodes, %zu e-classes, %zu iterations, stop: %s, %zu filtered by the cycle filter\n",
                egraph.nodes, egraph.classes, egraph.iterations, egraph.stop_reason.c_str(), egraph.filtered);
   std::fprintf(out, "extraction: %s, %s", extraction.method.c_str(), extraction.status.c_str());
@@ -131,12 +201,14 @@ void PipelineReport::print(FILE* out) const {
   if (verify_ran)
     std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s\n",
                  verify.passed ? "passed" : "FAILED", verify.method.c_str(), verify.compared, verify.max_abs_err,
-                 verify.opaque_regions ? (", " + std::to_string(verify.opaque_regions) + " opaque nodes as region boundaries").c_str() : "");
+                 verify_opaque_text(verify).c_str());
   else
     std::fprintf(out, "verification: off\n");
   auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
-  std::fprintf(out, "time: import %.3f s, explore %.3f s, extract %.3f s, export %.3f s, verify %.3f s, total %.3f s\n",
-               tm("import"), tm("explore"), tm("extract"), tm("export"), tm("verify"), tm("total"));
+  std::fprintf(out, "time: import %.3f s, explore %.3f s, extract %.3f s, export %.3f s, verify %.3f s, ", tm("import"),
+               tm("explore"), tm("extract"), tm("export"), tm("verify"));
+  if (times.count("measure")) std::fprintf(out, "measure %.3f s, ", tm("measure"));
+  std::fprintf(out, "total %.3f s\n", tm("total"));
 }
 
 }  // namespace tensat

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
+#include "exec/opaque_plan.h"
 #include "gpu_cost/gpu_executor.h"
+#include "pipeline/opaque_ops.h"
 #include "refexec/executor.h"
 #include "support/stopwatch.h"
 
@@ -29,13 +32,18 @@ struct Prepared {
   ir::Graph graph;                                     // root: noop over the compared points
   std::vector<Key> keys;                               // one per root child
   std::unordered_map<ir::NodeId, exec::Tensor> provided;
+  exec::OpaqueOps ops;                                 // the opaque nodes' descriptions
+  std::map<std::string, ir::NodeId> opaque_by_name;    // single-output opaque nodes by first output
+  std::map<std::string, ir::NodeId> selects_by_name;   // selects of multi-output ones by output name
   int opaque = 0;
 };
 
-// Finds the comparison points and the provided opaque values of one imported model.
-Prepared prepare(const ImportResult& m, uint64_t seed) {
+// Finds the comparison points and the opaque nodes of one imported model; the nodes that
+// need provided values are decided later, for both models together (provide_boundaries).
+Prepared prepare(const ImportResult& m) {
   Prepared p;
   p.graph = m.graph;
+  p.ops = describe_opaque_ops(m.ctx);
   const ir::Graph& g = m.graph;
   std::map<Key, ir::NodeId> points;
   std::vector<ir::NodeId> outs = g.outputs();
@@ -55,9 +63,7 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
         if (t.kind == Kind::Tensor && t.tensor.dtype == DType::F32)
           points["opaque:" + name + "#" + std::to_string(c)] = nd.children[c];
       }
-      if (id->outputs.size() == 1) {
-        p.provided[n] = exec::random_tensor(id->outputs[0].shape, seed_of(name, seed));
-      }
+      if (id->outputs.size() == 1) p.opaque_by_name[name] = n;
     } else if (nd.op == Op::Select) {
       const ir::Node& t = g.node(nd.children[1]);
       if (t.op != Op::Opaque) continue;
@@ -65,7 +71,7 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
       const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
       int64_t k = g.node(nd.children[0]).num;
       std::string name = on.node.output(static_cast<int>(k));
-      p.provided[n] = exec::random_tensor(g.type(n).tensor.shape, seed_of(name, seed));
+      p.selects_by_name[name] = n;
     }
   }
   std::vector<ir::NodeId> kids;
@@ -78,6 +84,32 @@ Prepared prepare(const ImportResult& m, uint64_t seed) {
   // Provided ids stay valid: compact() would renumber, so keep the full graph (run() only
   // evaluates what the root needs).
   return p;
+}
+
+// Adds the names of the opaque values that the executors cannot compute in this model, given
+// the values provided so far (a provided value is not a constant, so what reads it as a
+// parameter becomes a boundary too).
+void collect_boundaries(const Prepared& p, const WeightStore& w, std::set<std::string>& out) {
+  exec::OpaquePlan plan(p.graph, w, &p.ops, p.provided);
+  for (const auto& [name, id] : p.opaque_by_name)
+    if (plan.how(id) == exec::OpaqueHow::Boundary) out.insert(name);
+  for (const auto& [name, id] : p.selects_by_name) out.insert(name);
+}
+
+// Gives every region boundary (a node either model cannot compute) the same random value in
+// both models; the other opaque nodes are computed by the executor in both.
+void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, uint64_t seed) {
+  for (const std::string& name : boundaries) {
+    ir::NodeId id = 0;
+    if (auto it = p.opaque_by_name.find(name); it != p.opaque_by_name.end()) {
+      id = it->second;
+    } else if (auto is = p.selects_by_name.find(name); is != p.selects_by_name.end()) {
+      id = is->second;
+    } else {
+      continue;
+    }
+    p.provided[id] = exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(name, seed));
+  }
 }
 
 exec::Inputs make_inputs(const ImportResult& m, uint64_t seed) {
@@ -94,6 +126,7 @@ exec::Inputs make_inputs(const ImportResult& m, uint64_t seed) {
 exec::RunResult run_on(Executor on, const Prepared& p, const WeightStore& w, const exec::Inputs& inputs) {
   exec::RunOptions opts;
   opts.provided = p.provided;
+  opts.opaque = &p.ops;
   if (on == Executor::Gpu) return gpu::run(p.graph, w, inputs, opts);
   return refexec::run(p.graph, w, inputs, opts);
 }
@@ -107,8 +140,20 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
   const Stopwatch sw;
   VerifyResult r;
   r.method = std::string(executor_name(on));
-  Prepared a = prepare(original, seed), b = prepare(optimized, seed);
-  r.opaque_regions = a.opaque;
+  Prepared a = prepare(original), b = prepare(optimized);
+  std::set<std::string> boundaries;
+  for (;;) {  // until no provided value makes another node a boundary
+    const size_t known = boundaries.size();
+    collect_boundaries(a, original.weights, boundaries);
+    collect_boundaries(b, optimized.weights, boundaries);
+    provide_boundaries(a, boundaries, seed);
+    provide_boundaries(b, boundaries, seed);
+    if (boundaries.size() == known) break;
+  }
+  r.opaque_regions = static_cast<int>(a.provided.size());
+  r.opaque_computed = 0;
+  for (const auto& [name, id] : a.opaque_by_name)
+    if (!boundaries.count(name)) r.opaque_computed++;
   if (a.keys != b.keys) {
     r.failure = "the optimized model does not have the same outputs and opaque nodes as the original";
     return r;

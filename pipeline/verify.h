@@ -2,9 +2,11 @@
 //
 // Both models are imported (the optimized one from the file the exporter wrote, so the
 // exporter is checked too) and run with the GPU executor or the CPU reference executor.
-// Opaque nodes are region boundaries: each opaque output gets the same random value in both
-// runs, and the inputs of every opaque node are compared as well as the graph outputs, so
-// every optimizable region between opaque nodes is checked on random region inputs.
+// Opaque nodes that both executors can run (exec/opaque_plan.h: Softmax, LayerNorm and GELU
+// pieces, Clip, Pad, pooling with ceil_mode, shape computations, ...) are computed; the
+// others are region boundaries: each such output gets the same random value in both runs (a
+// node that either model cannot compute is a boundary in both). The inputs of every opaque
+// node are compared as well as the graph outputs, so every optimizable region is checked.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +26,8 @@ struct VerifyResult {
   bool passed = false;
   double max_abs_err = 0;    ///< over all compared tensors
   int compared = 0;          ///< tensors compared (outputs + opaque inputs)
-  int opaque_regions = 0;    ///< opaque nodes treated as boundaries
+  int opaque_regions = 0;    ///< opaque values treated as region boundaries (random in both runs)
+  int opaque_computed = 0;   ///< opaque nodes the executor computed (exec/opaque_plan.h)
   std::string failure;       ///< names the output and the error when !passed
   double time_s = 0;
 };

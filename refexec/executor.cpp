@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "exec/opaque_plan.h"
 #include "refexec/executor.h"
 #include "refexec/kernels.h"
 
@@ -29,7 +30,8 @@ struct Slot {
   static Slot borrow(Shape s, const float* d) { return Slot{std::move(s), {}, d}; }
 };
 
-// A node's value: one slot for a tensor, several for a tuple (split).
+// A node's value: one slot for a tensor, several for a tuple (split); none for a constant of
+// another element type than float32 (an opaque shape computation, read only as a parameter).
 struct Value {
   std::vector<Slot> parts;
   bool ready = false;
@@ -56,7 +58,8 @@ class Runner {
  public:
   Runner(const ir::Graph& g, const WeightStore& w,
          const std::unordered_map<std::string, Tensor>& inputs, const RunOptions& opts)
-      : g_(g), weights_(w), inputs_(inputs), opts_(opts), values_(g.size()), uses_(g.size(), 0) {}
+      : g_(g), weights_(w), inputs_(inputs), opts_(opts), values_(g.size()), uses_(g.size(), 0),
+        opaque_(g, w, opts.opaque, opts.provided) {}
 
   RunResult run() {
     if (!g_.has_root()) throw ExecError("refexec: the graph has no root");
@@ -101,6 +104,13 @@ class Runner {
     for (NodeId i = static_cast<NodeId>(g_.size()); i-- > 0;) {
       if (!live_[i] || provided(i)) continue;
       const ir::Node& n = g_.node(i);
+      if (n.op == Op::Opaque && opaque_.how(i) != exec::OpaqueHow::Boundary) {
+        for (NodeId c : children_read(i)) {
+          live_[c] = true;
+          ++uses_[c];
+        }
+        continue;
+      }
       if (n.op == Op::Opaque) {
         const ValueType& ty = g_.type(i);
         if (ty.kind == Kind::Tuple)
@@ -108,19 +118,31 @@ class Runner {
                           std::to_string(ty.tuple.size()) +
                           " outputs and cannot run here: provide the values of its select nodes"
                           " in RunOptions::provided");
-        throw ExecError("refexec: opaque node " + describe(g_, i) +
-                        " cannot run here: provide its value in RunOptions::provided");
+        throw ExecError("refexec: opaque node " + describe(g_, i) + " cannot run here (" + opaque_.why(i) +
+                        "): provide its value in RunOptions::provided");
       }
       if (n.op == Op::Noop)
         throw ExecError("refexec: " + describe(g_, i) + " is used as a value; noop may only be the root");
-      for (size_t k = 0; k < n.children.size(); ++k) {
-        if (!reads_child(g_, n, k)) continue;
-        NodeId c = n.children[k];
+      for (NodeId c : children_read(i)) {
         live_[c] = true;
         ++uses_[c];
       }
     }
     for (NodeId o : outputs_) ++uses_[o];
+  }
+
+  // The children whose values node i reads when it is evaluated (see reads_child; an opaque
+  // node reads its run-time data operands only: its parameters are constants).
+  std::vector<NodeId> children_read(NodeId i) const {
+    const ir::Node& n = g_.node(i);
+    if (n.op == Op::Opaque) {
+      if (opaque_.how(i) == exec::OpaqueHow::Kernel) return opaque_.data_children(i);
+      return {};
+    }
+    std::vector<NodeId> v;
+    for (size_t k = 0; k < n.children.size(); ++k)
+      if (reads_child(g_, n, k)) v.push_back(n.children[k]);
+    return v;
   }
 
   const Slot& slot(NodeId c, size_t part = 0) const {
@@ -277,8 +299,10 @@ class Runner {
         v.parts.push_back(take(child(i, 1), static_cast<size_t>(g_.param_int(i, 0))));
         break;
       case Op::Merge: own(merge(g_.param_int(i, 0), view(child(i, 1)))); break;
-      case Op::Noop:
       case Op::Opaque:
+        evaluate_opaque(i, v);
+        break;
+      case Op::Noop:
         assert(false && "rejected by mark_live");
         break;
     }
@@ -286,7 +310,9 @@ class Runner {
 #ifndef NDEBUG
     // The executor and types.cpp must agree on every shape.
     const ValueType& ty = g_.type(i);
-    if (ty.is_tensor()) {
+    if (ty.is_tensor() && v.parts.empty()) {
+      assert(n.op == Op::Opaque && ty.tensor.dtype != DType::F32);
+    } else if (ty.is_tensor()) {
       assert(v.parts.size() == 1 && v.parts[0].shape == ty.shape());
     } else {
       assert(v.parts.size() == ty.tuple.size());
@@ -295,13 +321,25 @@ class Runner {
 #endif
   }
 
+  // A runnable opaque node: a host constant (borrowed; a non-f32 one has no slot: only
+  // opaque nodes read it, as a parameter) or an opaque kernel on its data operands.
+  void evaluate_opaque(NodeId i, Value& v) {
+    if (opaque_.how(i) == exec::OpaqueHow::Host) {
+      const WeightData* w = opaque_.constant(i);
+      if (w->type.dtype == DType::F32) v.parts.push_back(Slot::borrow(w->type.shape, w->f32()));
+      return;
+    }
+    std::vector<View> data;
+    for (NodeId c : opaque_.data_children(i)) data.push_back(view(c));
+    Tensor t = opaque_kernel(opaque_.decoded(i), data, g_.type(i).shape());
+    count_bytes(t.data.size());
+    v.parts.push_back(Slot::own(std::move(t)));
+  }
+
   // Drops the values of i's children that no later node needs.
   void release_children(NodeId i) {
     if (provided(i)) return;  // a provided node did not consume its children
-    const ir::Node& n = g_.node(i);
-    for (size_t k = 0; k < n.children.size(); ++k) {
-      if (!reads_child(g_, n, k)) continue;
-      NodeId c = n.children[k];
+    for (NodeId c : children_read(i)) {
       assert(uses_[c] > 0);
       if (--uses_[c] == 0 && !opts_.keep_all) {
         for (const Slot& s : values_[c].parts) cur_bytes_ -= s.owned.size() * sizeof(float);
@@ -319,6 +357,9 @@ class Runner {
     RunResult r;
     r.peak_bytes = peak_bytes_;
     for (NodeId o : outputs_) {
+      if (values_[o].parts.empty())
+        throw ExecError("refexec: output " + describe(g_, o) + " is " +
+                        std::string(dtype_name(g_.type(o).tensor.dtype)) + "; only float32 values are returned");
       Slot s = take(o, 0);
       --uses_[o];
       Tensor t(s.shape, {});
@@ -348,6 +389,7 @@ class Runner {
   std::vector<Value> values_;
   std::vector<uint32_t> uses_;
   std::vector<bool> live_;
+  exec::OpaquePlan opaque_;
   size_t cur_bytes_ = 0, peak_bytes_ = 0;  // owned value bytes now / at most
 };
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "exec/opaque_decode.h"
 #include "lang/op.h"
 #include "lang/types.h"
 #include "refexec/executor.h"
@@ -75,5 +76,10 @@ std::pair<Tensor, Tensor> split(int64_t axis, int64_t pos, const View& x);
 /// TASO merge_gconv: w [O, I, kh, kw] -> [O, I*count, kh, kw], zero except
 /// out[o, s*I + i] = w[o, i] with s = o / (O / count).
 Tensor merge(int64_t count, const View& w);
+
+// ---- opaque.cpp --------------------------------------------------------------------------
+/// An opaque ONNX operator on float32 data (a decoded description, exec/opaque_decode.h):
+/// data holds its run-time operands in Decoded::data order; the result has out_shape.
+Tensor opaque_kernel(const exec::opaque::Decoded& d, const std::vector<View>& data, const Shape& out_shape);
 
 }  // namespace tensat::refexec

@@ -8,8 +8,11 @@
 # Files written (the device tool returns at most 8): gpu-env.log (nvidia-smi, library
 # resolution), gpu-tests.log (all test output), gpu-summary.txt (one line per binary),
 # gpu-cost-cache.json (the costs measured by the tests' cuda model, if any).
+#
+# test_gpu_models (whole benchmark models) needs onnx-tensat-gen bundled too:
+#   scripts/bundle-gpu.sh test_gpu_cost test_gpu_models onnx-tensat-gen
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-$(pwd)/gpu-out}
 FILTER=${1:-Gpu*}
 mkdir -p "$OUT"
@@ -23,6 +26,20 @@ mkdir -p "$OUT"
 } > "$OUT/gpu-env.log"
 
 export TENSAT_COST_CACHE="$OUT/gpu-cost-cache.json"
+# test_gpu_models reads the eight benchmark models from $TENSAT_MODELS_DIR: generate them
+# (about 1.2 GB, seconds) when that binary and onnx-tensat-gen are bundled.
+MODELS_TMP=""
+if [ -z "${TENSAT_MODELS_DIR:-}" ] && [ -x bundle/bin/test_gpu_models ]; then
+  if [ -x bundle/bin/onnx-tensat-gen ]; then
+    MODELS_TMP=$(mktemp -d /tmp/tensat-models.XXXXXX)
+    bundle/run onnx-tensat-gen "$MODELS_TMP" > "$MODELS_TMP/gen.log" 2>&1 ||
+      echo "run-gpu-tests: onnx-tensat-gen failed: $(tail -3 "$MODELS_TMP/gen.log")" >> "$OUT/gpu-env.log"
+    export TENSAT_MODELS_DIR="$MODELS_TMP"
+  else
+    echo "run-gpu-tests: test_gpu_models needs onnx-tensat-gen in the bundle (or TENSAT_MODELS_DIR)" >> "$OUT/gpu-env.log"
+  fi
+fi
+trap '[ -n "$MODELS_TMP" ] && rm -rf "$MODELS_TMP"' EXIT
 status=0
 : > "$OUT/gpu-summary.txt"
 : > "$OUT/gpu-tests.log"

@@ -120,7 +120,15 @@ int main(int argc, char** argv) {
       ->transform(one_of({VerifyMode::Auto, VerifyMode::Gpu, VerifyMode::Cpu, VerifyMode::Off}, tensat::verify_mode_name))
       ->default_str("auto")->group(g4);
   app.add_flag("--force", o.force, "write the output even if verification fails")->group(g4);
-  app.add_flag("--measure", o.measure, "time both models end to end on the GPU")->group(g4);
+  using tensat::MeasureMode;
+  app.add_option("--measure", o.measure,
+                 "auto|on|off: time both models on the GPU and write the original unless the optimized one is faster "
+                 "by more than the measured spread (auto: where a GPU exists)")
+      ->transform(CLI::CheckedTransformer(
+          choices({MeasureMode::Auto, MeasureMode::On, MeasureMode::Off}, tensat::measure_mode_name)))
+      ->default_str("auto")->group(g4);
+  app.add_option("--measure-repeats", o.measure_repeats, "timed samples per model and mode (at least 50)")
+      ->check(CLI::Range(50, 100000))->default_val(o.measure_repeats)->group(g4);
   app.add_option("--seed", o.seed, "seed of the random verification inputs")->default_val(o.seed)->group(g4);
   app.add_option("--report", o.report_path, "write a JSON report to this file")->group(g4);
   app.add_option("--dump-egraph", o.dump_egraph, "write the explored e-graph with costs as egraph-serialize JSON")

@@ -275,5 +275,97 @@ TEST(GpuExecutor, TimeIsPositive) {
   EXPECT_GT(t2, 0.0);
 }
 
+// A chain of 12 relus over 1 MiB values: the arena holds two of them, not twelve, and the
+// result is right in both modes.
+TEST(GpuExecutor, ArenaReusesMemoryAndGraphReplayMatchesEager) {
+  TENSAT_REQUIRE_GPU();
+  Builder b;
+  ir::NodeId x = b.input("x", {256, 1024});
+  ir::NodeId v = x;
+  for (int i = 0; i < 12; ++i) v = b.g.op(i % 2 ? Op::Relu : Op::Tanh, {v});
+  b.outputs({v});
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, {});
+  EXPECT_EQ(p.steps(), 12);
+  EXPECT_EQ(p.arena_unshared_bytes(), 12u * 1024 * 1024);
+  EXPECT_LE(p.arena_bytes(), 2u * 1024 * 1024);
+  auto cpu = refexec::run(b.g, b.w, b.in);
+  p.launch();
+  ctx.synchronize();
+  EXPECT_TRUE(all_close(p.fetch(v), cpu.outputs[0]));
+  p.replay();
+  ctx.synchronize();
+  EXPECT_TRUE(all_close(p.fetch(v), cpu.outputs[0]));
+}
+
+// Weight-only nodes are computed once when the program is built, not at run time.
+TEST(GpuExecutor, WeightOnlyNodesAreNotSteps) {
+  TENSAT_REQUIRE_GPU();
+  Builder b;
+  auto w = b.g.op(Op::Transpose, {b.g.sym("1_0"), b.weight("w", {64, 32})});
+  b.outputs({b.matmul("none", b.input("x", {8, 32}), w, b.none())});
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, {});
+  EXPECT_EQ(p.steps(), 1);
+  p.launch();
+  ctx.synchronize();
+  EXPECT_TRUE(all_close(p.fetch(b.g.outputs()[0]), refexec::run(b.g, b.w, b.in).outputs[0]));
+}
+
+TEST(GpuTiming, BothModesWithTheirSpread) {
+  TENSAT_REQUIRE_GPU();
+  Builder b;
+  cases()[0].build(b);
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, {}, true);
+  TimingOptions o;
+  o.repeats = 60;
+  Timing t = time_program(ctx, p, o);
+  ASSERT_TRUE(t.graph.ok) << t.graph.error;
+  ASSERT_TRUE(t.eager.ok) << t.eager.error;
+  EXPECT_EQ(t.graph.stats.samples, 60);
+  EXPECT_EQ(t.eager.stats.samples, 60);
+  EXPECT_GT(t.graph.stats.median_ms, 0.0);
+  EXPECT_GE(t.graph.stats.iqr_ms(), 0.0);
+  EXPECT_LE(t.graph.stats.q1_ms, t.graph.stats.median_ms);
+  EXPECT_LE(t.graph.stats.median_ms, t.graph.stats.q3_ms);
+  EXPECT_STREQ(t.primary_mode(), "graph");
+}
+
+TEST(GpuTiming, OpaqueNodesWithoutKernelAreLeftOut) {
+  TENSAT_REQUIRE_GPU();
+  Builder b;
+  auto x = b.input("x", {2, 3});
+  auto op = b.g.op(Op::Opaque, {b.g.sym(make_opaque_id(0, {TensorType{DType::F32, {2, 3}}})), x});
+  b.outputs({b.g.op(Op::Relu, {op})});
+  exec::OpaqueOps ops(1);
+  ops[0].op_type = "NonZeroSomething";
+  ops[0].slots = {0};
+  RunOptions opts;
+  opts.opaque = &ops;
+  EXPECT_THROW(run(b.g, b.w, b.in, opts), ExecError);  // no value, no kernel
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, opts, true);
+  Timing t = time_program(ctx, p, {});
+  EXPECT_EQ(t.left_out.at("NonZeroSomething"), 1);
+  EXPECT_EQ(t.steps, 1);
+}
+
+TEST(GpuTiming, PairedTimingOfTwoPrograms) {
+  TENSAT_REQUIRE_GPU();
+  Builder a, b;
+  cases()[0].build(a);
+  cases()[0].build(b);
+  Context ctx;
+  Program pa(ctx, a.g, a.w, a.in, {}, true), pb(ctx, b.g, b.w, b.in, {}, true);
+  TimingOptions o;
+  o.repeats = 50;
+  auto [ta, tb] = time_pair(ctx, pa, pb, o);
+  ASSERT_TRUE(ta.graph.ok && tb.graph.ok);
+  EXPECT_GE(ta.graph.stats.samples, 50);
+  // The same graph twice, timed in alternating rounds: the medians agree within 10%.
+  EXPECT_NEAR(tb.graph.stats.median_ms / ta.graph.stats.median_ms, 1.0, 0.1);
+}
+
 }  // namespace
 }  // namespace tensat::gpu

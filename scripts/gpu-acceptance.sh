@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The acceptance measurements of issue #14 on a lent GPU (gpu_cost/README.md): for each model,
+# onnx-tensat with --measure on in three separate processes, then the independent timing of the
+# original and the written model through PyTorch (tools/torch_time.py), then the table
+# (tools/acceptance_table.py).
+#
+#   scripts/gpu-acceptance.sh [--models LIST] [--runs N] [--no-torchvision]
+#
+# LIST: comma-separated names among the benchmark models (nasrnn bert resnext50 nasneta
+# squeezenet vgg19 inceptionv3 resnet50) and the torchvision exports (tv_resnet50,
+# tv_resnext50_32x4d, tv_vgg19, tv_googlenet, tv_inception_v3, tv_densenet121, tv_mobilenet_v2,
+# tv_shufflenet_v2_x1_0, tv_squeezenet1_1); default: all of them. A long list may not fit one
+# device call (10 minutes): split it, the per-model files are independent.
+#
+# Needs bundle/ (scripts/bundle-gpu.sh onnx-tensat onnx-tensat-gen ...) and a python3 with
+# torch, torchvision and onnx (the GPU machine's). Writes to $OUT (./gpu-out elsewhere):
+#   acceptance.txt         the table and the checks
+#   acceptance-runs.tgz    every report and timing file (NAME.rK.json, NAME.torch.json, logs)
+#   acceptance-cost-cache.json   the operator costs measured on the way (a cost table)
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+OUT=${OUT:-$(pwd)/gpu-out}
+RUNS=3
+MODELS=""
+TORCHVISION=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) MODELS=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --no-torchvision) TORCHVISION=0; shift ;;
+    *) echo "gpu-acceptance: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+BENCH="nasrnn bert resnext50 nasneta squeezenet vgg19 inceptionv3 resnet50"
+TV="resnet50 resnext50_32x4d vgg19 googlenet inception_v3 densenet121 mobilenet_v2 shufflenet_v2_x1_0 squeezenet1_1"
+if [ -z "$MODELS" ]; then
+  MODELS=$(echo $BENCH | tr ' ' ',')
+  [ $TORCHVISION = 1 ] && MODELS="$MODELS,$(for m in $TV; do printf 'tv_%s,' "$m"; done)"
+fi
+[ -x bundle/run ] || { echo "gpu-acceptance: no bundle/ (scripts/bundle-gpu.sh onnx-tensat onnx-tensat-gen)" >&2; exit 2; }
+mkdir -p "$OUT"
+WORK=$(mktemp -d /tmp/tensat-acceptance.XXXXXX)
+RES="$WORK/results"
+mkdir -p "$WORK/models" "$RES"
+LOG="$RES/acceptance.log"
+CACHE="$OUT/acceptance-cost-cache.json"
+{ echo "== $(date -u)"; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1; cat bundle/MANIFEST; } > "$LOG"
+
+bench_list=""; tv_list=""
+for m in $(echo "$MODELS" | tr ',' ' '); do
+  case "$m" in tv_*) tv_list="$tv_list,${m#tv_}" ;; *) bench_list="$bench_list,$m" ;; esac
+done
+if [ -n "$bench_list" ]; then
+  bundle/run onnx-tensat-gen "$WORK/models" --only "${bench_list#,}" >> "$LOG" 2>&1 || echo "gpu-acceptance: model generation failed" | tee -a "$LOG"
+fi
+if [ -n "$tv_list" ]; then
+  python3 tools/export_torchvision.py "$WORK/models" --models "${tv_list#,}" >> "$LOG" 2>&1 || echo "gpu-acceptance: some torchvision exports failed (see the log)" | tee -a "$LOG"
+fi
+
+for m in $(echo "$MODELS" | tr ',' ' '); do
+  src="$WORK/models/$m.onnx"
+  dst="$RES/$m.opt.onnx"
+  [ -f "$src" ] || { echo "$m: no model" | tee -a "$LOG"; continue; }
+  for k in $(seq 1 "$RUNS"); do
+    start=$SECONDS
+    bundle/run onnx-tensat "$src" "$dst" --measure on --cost-model cuda --cost-cache "$CACHE" \
+      --report "$RES/$m.r$k.json" >> "$RES/$m.r$k.log" 2>&1
+    rc=$?
+    echo "$m run $k: exit $rc, $((SECONDS - start)) s" | tee -a "$LOG"
+  done
+  python3 tools/torch_time.py "$src" "$dst" --check-ort --json "$RES/$m.torch.json" >> "$LOG" 2>&1 ||
+    echo "$m: torch_time reported a problem (see the log)" | tee -a "$LOG"
+  rm -f "$dst"  # the written models are large; the reports say what they hold
+done
+
+python3 tools/acceptance_table.py "$RES" --runs "$RUNS" --json "$RES/acceptance-summary.json" | tee "$OUT/acceptance.txt"
+status=${PIPESTATUS[0]}
+tar -C "$WORK" -czf "$OUT/acceptance-runs.tgz" results
+rm -rf "$WORK"
+exit "$status"
