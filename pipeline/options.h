@@ -25,7 +25,7 @@ std::string_view verify_mode_name(VerifyMode m);
 /// Whether both models are timed on the GPU (--measure): auto = where a GPU exists; on =
 /// required (an error without a GPU); off = never. When they are timed, the original model
 /// is written unless the optimized one is faster by more than the measured spread.
-enum class MeasureMode : uint8_t { Auto, On, Off };
+enum class MeasureMode { Auto, On, Off };
 std::optional<MeasureMode> measure_mode_from_name(std::string_view s);
 std::string_view measure_mode_name(MeasureMode m);
 

@@ -124,8 +124,7 @@ int main(int argc, char** argv) {
   app.add_option("--measure", o.measure,
                  "auto|on|off: time both models on the GPU and write the original unless the optimized one is faster "
                  "by more than the measured spread (auto: where a GPU exists)")
-      ->transform(CLI::CheckedTransformer(
-          choices({MeasureMode::Auto, MeasureMode::On, MeasureMode::Off}, tensat::measure_mode_name)))
+      ->transform(one_of({MeasureMode::Auto, MeasureMode::On, MeasureMode::Off}, tensat::measure_mode_name))
       ->default_str("auto")->group(g4);
   app.add_option("--measure-repeats", o.measure_repeats, "timed samples per model and mode (at least 50)")
       ->check(CLI::Range(50, 100000))->default_val(o.measure_repeats)->group(g4);
