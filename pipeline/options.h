@@ -59,6 +59,9 @@ struct PipelineOptions {
   bool progress = false;                       ///< per-iteration progress lines (a terminal, or -v)
   bool measure = false;                        ///< time both graphs end to end on the GPU
   std::string dump_egraph;                     ///< write the explored e-graph (with costs) as JSON
+  /// --external-data: tensors of 1 KB or more go to OUT.data beside the output (onnx's layout),
+  /// as they always do when the model would exceed protobuf's 2 GB limit.
+  bool external_data = false;
 };
 
 }  // namespace tensat

@@ -169,15 +169,19 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   t.restart();
   FoldStats fs;
   best = fold_weights(best, imp.weights, &fs);
-  AtomicFile staging = [&] {
-    try {
-      return AtomicFile(o.output);
-    } catch (const FileError& e) {
-      throw UsageError(e.what());
-    }
-  }();
+  std::optional<StagedExport> staging;
+  try {
+    staging.emplace(o.output);
+  } catch (const FileError& e) {
+    throw UsageError(e.what());
+  }
   ExportStats es;
-  export_onnx_to(best, imp.weights, imp.ctx, staging, {}, &es);
+  ExportOptions eopts;
+  eopts.external_data = o.external_data ? ExternalDataMode::Always : ExternalDataMode::Auto;
+  export_onnx_to(best, imp.weights, imp.ctx, *staging, eopts, &es);
+  if (!es.external_data.empty() && !o.quiet)
+    std::fprintf(stderr, "onnx-tensat: tensors of %s are in its external data file %s (%.1f MB)\n", o.output.c_str(),
+                 es.external_data.c_str(), static_cast<double>(es.external_bytes) / 1e6);
   rep.times["export"] = t.seconds();
   rep.folded_weights = fs.folded;
   rep.ops_after = es.op_counts;
@@ -187,7 +191,9 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // ---- verify -----------------------------------------------------------------------------
   t.restart();
   if (verify_on || o.measure) {
-    ImportResult opt = import_onnx_file(staging.temp_path(), iopts);
+    ImportOptions vopts = iopts;
+    vopts.external_data_files = staging->redirects();  // the staged data file, not yet in place
+    ImportResult opt = import_onnx_file(staging->model_temp_path(), vopts);
     if (verify_on) {
       rep.verify = verify_models(imp, opt, *verify_on, o.seed);
       rep.verify_ran = true;
@@ -216,7 +222,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     throw VerificationError("verification failed (" + rep.verify.method + "): " + rep.verify.failure +
                             "; nothing written (use --force to write anyway)");
   }
-  staging.commit();
+  staging->commit();
   rep.written = true;
   rep.times["total"] = total.seconds();
 }
