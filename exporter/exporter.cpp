@@ -1,25 +1,21 @@
 // Exporter implementation: node emission (see exporter.h for what it guarantees).
 #include "exporter/exporter.h"
 
-#include <fcntl.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <onnx/checker.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cassert>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <set>
 #include <unordered_map>
+#include <optional>
 #include <unordered_set>
 
+#include "exporter/emit.h"
 #include "onnx_model/dtype.h"
-#include "support/atomic_file.h"
 
 namespace tensat {
 
@@ -45,7 +41,17 @@ class Emitter {
   std::string int64_initializer(const std::string& base, const std::vector<int64_t>& v);
   void add_weight_initializer(const std::string& wname);
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
-  std::string apply_act(NodeId n, const std::string& y, Act a);
+  std::string apply_act(NodeId n, const std::string& y, const Act& a);
+  std::string f32_scalar_initializer(const std::string& base, float v);
+  void add_act_node(const Act& a, const std::string& in, const std::string& out);
+  void emit_act(NodeId n);
+  struct ScaleShift {
+    NodeId x, scale, shift;  // x * scale + shift, scale and shift f32 weight leaves [C, 1, ..]
+  };
+  std::optional<ScaleShift> scale_shift(NodeId n) const;
+  bool emit_batchnorm(NodeId n);
+  std::string vector_initializer(const std::string& base, NodeId leaf, int64_t c);
+  std::string filled_initializer(const std::string& base, int64_t c, float v);
   void emit(NodeId n);
   using EmitFn = void (Emitter::*)(NodeId);
   static const std::array<EmitFn, kNumOps>& emitters();
@@ -85,6 +91,8 @@ class Emitter {
   std::unordered_set<std::string> emitted_inits_;
   std::unordered_set<std::string> identities_;
   std::unordered_map<std::string, std::string> int64_inits_;
+  std::unordered_map<std::string, const onnx::TensorProto*> init_by_name_;  // emitted weight initializers
+  std::unordered_set<NodeId> batchnorms_;  // ewadd nodes written as one BatchNormalization
   int counter_ = 0;
 };
 
@@ -125,6 +133,7 @@ std::string Emitter::int64_initializer(const std::string& base, const std::vecto
 void Emitter::add_weight_initializer(const std::string& wname) {
   if (!emitted_inits_.insert(wname).second) return;
   onnx::TensorProto* t = graph_->add_initializer();
+  init_by_name_[wname] = t;
   if (auto it = ctx_.raw_initializers.find(wname); it != ctx_.raw_initializers.end()) {
     *t = it->second;  // a data type the language does not model: kept verbatim
     return;
@@ -164,12 +173,63 @@ std::string Emitter::out_name(NodeId n) {
   return fresh(std::string(op_name(node(n).op)));
 }
 
-std::string Emitter::apply_act(NodeId n, const std::string& y, Act a) {
+std::string Emitter::f32_scalar_initializer(const std::string& base, float v) {
+  std::string key = base + ":f32:" + std::to_string(std::bit_cast<uint32_t>(v));
+  auto it = int64_inits_.find(key);
+  if (it != int64_inits_.end()) return it->second;
+  std::string nm = fresh(base);
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(nm);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(&v), sizeof(float)));
+  int64_inits_[key] = nm;
+  return nm;
+}
+
+// One ONNX node computing activation a (not None) of `in` into `out`.
+void Emitter::add_act_node(const Act& a, const std::string& in, const std::string& out) {
+  switch (a.kind) {
+    case Act::Relu: add_node("Relu", {in}, {out}); return;
+    case Act::Sigmoid: add_node("Sigmoid", {in}, {out}); return;
+    case Act::Tanh: add_node("Tanh", {in}, {out}); return;
+    case Act::Clip:
+      if (ctx_.default_opset >= 11) {
+        add_node("Clip", {in, f32_scalar_initializer("clip_min", a.lo), f32_scalar_initializer("clip_max", a.hi)},
+                 {out});
+      } else {  // Clip-6: bounds as attributes
+        auto* p = add_node("Clip", {in}, {out});
+        for (auto [nm, v] : {std::pair{"min", a.lo}, std::pair{"max", a.hi}}) {
+          auto* at = p->add_attribute();
+          at->set_name(nm);
+          at->set_type(onnx::AttributeProto::FLOAT);
+          at->set_f(v);
+        }
+      }
+      return;
+    case Act::Leaky: {
+      auto* p = add_node("LeakyRelu", {in}, {out});
+      auto* at = p->add_attribute();
+      at->set_name("alpha");
+      at->set_type(onnx::AttributeProto::FLOAT);
+      at->set_f(a.alpha);
+      return;
+    }
+    case Act::None: break;
+  }
+  throw ExportError("internal: activation none has no ONNX node");
+}
+
+std::string Emitter::apply_act(NodeId n, const std::string& y, const Act& a) {
   // y is an intermediate; the activation produces the node's real output.
   std::string out = out_name(n);
-  const char* op = a == Act::Relu ? "Relu" : a == Act::Sigmoid ? "Sigmoid" : "Tanh";
-  add_node(op, {y}, {out});
+  add_act_node(a, y, out);
   return out;
+}
+
+void Emitter::emit_act(NodeId n) {
+  std::string out = out_name(n);
+  add_act_node(*act_from_name(psym(n, 0)), name(node(n).children[1]), out);
+  names_[n] = out;
 }
 
 void Emitter::gather_concat(NodeId n, int64_t axis, std::vector<std::string>& ins) {
@@ -271,7 +331,84 @@ void Emitter::emit_computed_weight(NodeId n) {
   throw ExportError("internal: " + std::string(op_name(node(n).op)) + " of computed values has no ONNX form");
 }
 
+// A per-channel scale and shift, (ewadd (ewmul x S) T) in either operand order with S and T
+// f32 weights of shape [C, 1, .., 1] (rank of x minus one, C = x's dimension 1): what the
+// importer makes of a BatchNormalization it cannot fold into a convolution.
+std::optional<Emitter::ScaleShift> Emitter::scale_shift(NodeId n) const {
+  const ir::Node& nd = node(n);
+  if (nd.op != Op::Ewadd || ctx_.default_opset < 7) return std::nullopt;
+  auto per_channel = [&](NodeId w, const Shape& xs) {
+    if (node(w).op != Op::Weight || g_.type(w).tensor.dtype != DType::F32) return false;
+    const Shape& ws = shape(w);
+    if (xs.size() < 2 || ws.size() != xs.size() - 1 || ws[0] != xs[1]) return false;
+    for (size_t i = 1; i < ws.size(); ++i)
+      if (ws[i] != 1) return false;
+    return true;
+  };
+  for (size_t k = 0; k < 2; ++k) {
+    NodeId m = nd.children[k], t = nd.children[1 - k];
+    if (node(m).op != Op::Ewmul || uses_[m] != 1 || is_output_[m]) continue;
+    for (size_t j = 0; j < 2; ++j) {
+      NodeId x = node(m).children[j], sc = node(m).children[1 - j];
+      if (leaf_[x] || g_.type(x).tensor.dtype != DType::F32) continue;
+      const Shape& xs = shape(x);
+      if (per_channel(sc, xs) && per_channel(t, xs) && shape(n) == xs) return ScaleShift{x, sc, t};
+    }
+  }
+  return std::nullopt;
+}
+
+// The bytes of weight leaf `leaf` as a fresh [c] initializer (the store's bytes may already
+// have moved into the leaf's own initializer).
+std::string Emitter::vector_initializer(const std::string& base, NodeId leaf, int64_t c) {
+  std::string wname = parse_leaf_id(psym(leaf, 0))->name;
+  const std::string* bytes = &weights_.get(wname).bytes;
+  if (bytes->empty())
+    if (auto it = init_by_name_.find(wname); it != init_by_name_.end()) bytes = &it->second->raw_data();
+  std::string nm = fresh(base);
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(nm);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(c);
+  t->set_raw_data(*bytes);
+  return nm;
+}
+
+std::string Emitter::filled_initializer(const std::string& base, int64_t c, float v) {
+  std::string nm = fresh(base);
+  onnx::TensorProto* t = graph_->add_initializer();
+  t->set_name(nm);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(c);
+  std::vector<float> vals(static_cast<size_t>(c), v);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(vals.data()), vals.size() * sizeof(float)));
+  return nm;
+}
+
+// x * S + T as one BatchNormalization node, as the source model had it: one kernel that reads
+// x once, where Mul + Add are two kernels and twice the memory traffic. The statistics make
+// the normalization the identity exactly: mean 0, var 1 - 2^-16, epsilon 2^-16 (var + epsilon
+// is 1 in float, and epsilon is above cuDNN's minimum of 1e-5).
+bool Emitter::emit_batchnorm(NodeId n) {
+  if (!batchnorms_.count(n)) return false;
+  ScaleShift ss = *scale_shift(n);
+  const int64_t c = shape(ss.x)[1];
+  constexpr float kEps = 1.0f / 65536.0f;
+  std::vector<std::string> ins = {name(ss.x), vector_initializer("bn_scale", ss.scale, c),
+                                  vector_initializer("bn_shift", ss.shift, c), filled_initializer("bn_mean", c, 0.0f),
+                                  filled_initializer("bn_var", c, 1.0f - kEps)};
+  std::string out = out_name(n);
+  auto* p = add_node("BatchNormalization", ins, {out});
+  auto* a = p->add_attribute();
+  a->set_name("epsilon");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(kEps);
+  names_[n] = out;
+  return true;
+}
+
 void Emitter::emit_elementwise(NodeId n) {
+  if (emit_batchnorm(n)) return;
   static const std::unordered_map<Op, const char*> kOnnx = {
       {Op::Ewadd, "Add"}, {Op::Ewmul, "Mul"}, {Op::Relu, "Relu"}, {Op::Tanh, "Tanh"}, {Op::Sigmoid, "Sigmoid"}};
   const ir::Node& nd = node(n);
@@ -402,6 +539,7 @@ const std::array<Emitter::EmitFn, kNumOps>& Emitter::emitters() {
     set({Op::Input, Op::Weight}, &Emitter::emit_leaf);
     set({Op::Zeros, Op::Merge}, &Emitter::emit_computed_weight);
     set({Op::Ewadd, Op::Ewmul, Op::Relu, Op::Tanh, Op::Sigmoid}, &Emitter::emit_elementwise);
+    set({Op::Act}, &Emitter::emit_act);
     set({Op::Matmul}, &Emitter::emit_matmul);
     set({Op::Conv}, &Emitter::emit_conv);
     set({Op::Poolmax, Op::Poolavg}, &Emitter::emit_pool);
@@ -494,6 +632,16 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   for (auto o : outs) is_output_[o] = true;
   fix_output_types(outs);
 
+  // Per-channel scale + shift pairs are written as one BatchNormalization (their ewmul inlined).
+  for (NodeId i = 0; i < N; ++i) {
+    if (leaf_[i] || node(i).op != Op::Ewadd) continue;
+    if (auto ss = scale_shift(i)) {
+      batchnorms_.insert(i);
+      for (NodeId c : node(i).children)
+        if (c != ss->shift) inlined_.insert(c);  // the ewmul
+    }
+  }
+
   // Inline nested concats / chained splits on the same axis with a single consumer.
   for (NodeId i = 0; i < N; ++i) {
     const ir::Node& nd = node(i);
@@ -546,91 +694,26 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
 
 }  // namespace
 
+namespace detail {
+
+onnx::ModelProto emit_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
+                            WeightStore* movable, ExportStats& stats) {
+  Emitter e(g, weights, ctx, movable);
+  return e.run(stats);
+}
+
+}  // namespace detail
+
 onnx::ModelProto export_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
                               const ExportOptions& opts, ExportStats* stats) {
   ExportStats local;
   ExportStats& st = stats ? *stats : local;
-  Emitter e(g, weights, ctx, nullptr);
-  onnx::ModelProto m = e.run(st);
+  onnx::ModelProto m = detail::emit_model(g, weights, ctx, nullptr, st);
   if (opts.run_checker) {
     st.checker_skipped_reason = check_model(m);
     st.checker_ran = st.checker_skipped_reason.empty();
   }
   return m;
-}
-
-std::string check_model(const onnx::ModelProto& model) {
-  // Debian's onnx 1.12 knows IR versions up to 8 and default-domain opsets up to 17.
-  if (model.ir_version() > 8) return "IR version " + std::to_string(model.ir_version()) + " is newer than onnx 1.12 knows";
-  for (const auto& o : model.opset_import()) {
-    if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > 17)
-      return "opset " + std::to_string(o.version()) + " is newer than onnx 1.12 knows";
-    if (o.domain() == "ai.onnx.ml" && o.version() > 3) return "ai.onnx.ml opset is newer than onnx 1.12 knows";
-  }
-  try {
-    onnx::checker::check_model(model);
-  } catch (const std::exception& e) {
-    throw ExportError(std::string("ONNX checker rejected the exported model: ") + e.what());
-  }
-  return "";
-}
-
-void write_model(const onnx::ModelProto& model, AtomicFile& file) {
-  bool ok = false;
-  {
-    google::protobuf::io::FileOutputStream out(file.fd());
-    ok = model.SerializeToZeroCopyStream(&out) && out.Flush();
-  }
-  if (!ok) throw ExportError(file.path() + ": writing the model failed (disk full, or the model exceeds 2 GB?)");
-}
-
-void write_model_atomic(const onnx::ModelProto& model, const std::string& path) {
-  try {
-    AtomicFile file(path);
-    write_model(model, file);
-    file.commit();
-  } catch (const FileError& e) {
-    throw ExportError(e.what());
-  }
-}
-
-void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, AtomicFile& file,
-                    const ExportOptions& opts, ExportStats* stats) {
-  ExportStats local;
-  ExportStats& st = stats ? *stats : local;
-  onnx::ModelProto m;
-  {
-    Emitter e(g, weights, ctx, &weights);
-    m = e.run(st);
-  }
-  // Move the initializer bytes back into the store, whatever happens next.
-  auto give_back = [&] {
-    for (auto& t : *m.mutable_graph()->mutable_initializer())
-      if (weights.contains(t.name()) && weights.get(t.name()).bytes.empty() && !t.raw_data().empty())
-        t.mutable_raw_data()->swap(weights.get_mut(t.name()).bytes);
-  };
-  try {
-    if (opts.run_checker) {
-      st.checker_skipped_reason = check_model(m);
-      st.checker_ran = st.checker_skipped_reason.empty();
-    }
-    write_model(m, file);
-  } catch (...) {
-    give_back();
-    throw;
-  }
-  give_back();
-}
-
-void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
-                      const ExportOptions& opts, ExportStats* stats) {
-  try {
-    AtomicFile file(path);
-    export_onnx_to(g, weights, ctx, file, opts, stats);
-    file.commit();
-  } catch (const FileError& e) {
-    throw ExportError(e.what());
-  }
 }
 
 }  // namespace tensat

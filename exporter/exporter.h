@@ -6,6 +6,9 @@
 // flattens nested binary concats/splits on one axis into single n-ary ONNX nodes. The ONNX
 // checker runs before writing (skipped with a warning where Debian's onnx 1.12 cannot judge
 // the model: IR version > 8 or opset > 17). Files are written atomically (temp + rename).
+// A model over protobuf's 2 GB limit, or any model with ExternalDataMode::Always, is written
+// with its large tensors in a data file beside it (onnx's external data layout, location
+// "OUT.data" relative to the model's folder; onnx_model/external_data.h).
 //
 // The exporter only writes: a graph that still computes weights (a weight-only subgraph
 // such as a concat of two weights) must go through fold_weights (pipeline/weight_folding.h)
@@ -15,11 +18,13 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "lang/graph.h"
 #include "lang/weights.h"
+#include "onnx_model/external_data.h"
 #include "onnx_model/model_context.h"
 #include "support/atomic_file.h"
 
@@ -30,14 +35,55 @@ class ExportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// When tensors go to an external data file: Auto when the model would not fit protobuf's
+/// limit (the only way to write it), Always when asked (--external-data).
+enum class ExternalDataMode : uint8_t { Auto, Always };
+
 struct ExportOptions {
   bool run_checker = true;
+  ExternalDataMode external_data = ExternalDataMode::Auto;
+  size_t external_threshold = kExternalThreshold;  ///< smaller tensors stay in the model file
+  size_t external_auto_limit = kProtobufLimit;     ///< Auto: external above this model size (tests lower it)
 };
 
 struct ExportStats {
   std::map<std::string, int> op_counts;    ///< ONNX op types in the exported graph
   bool checker_ran = false;
   std::string checker_skipped_reason;
+  std::string external_data;               ///< location of the data file written, "" if none
+  size_t external_bytes = 0;               ///< its size
+};
+
+/// An exported model in temporary files beside its destination, not visible until commit():
+/// the model file and, where tensors went to external data, the data file (OUT.data).
+class StagedExport {
+ public:
+  /// Creates the model's temporary file next to `path`; throws FileError.
+  explicit StagedExport(std::string path);
+  ~StagedExport();
+  StagedExport(const StagedExport&) = delete;
+  StagedExport& operator=(const StagedExport&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& model_temp_path() const { return model_.temp_path(); }
+  /// The data file's final path (OUT.data) and its location as the model names it.
+  std::string data_path() const { return path_ + ".data"; }
+  std::string data_location() const;
+  bool has_data_file() const { return data_ != nullptr; }
+  /// For re-importing the staged model before commit (ImportOptions::external_data_files):
+  /// the data file's location -> its temporary file.
+  std::map<std::string, std::string> redirects() const;
+  /// Makes the written files visible: the data file first, then the model. Throws FileError.
+  void commit();
+
+  AtomicFile& model_file() { return model_; }
+  AtomicFile& open_data_file();  ///< creates the data file's temporary file
+  void drop_data_file() { data_.reset(); }
+
+ private:
+  std::string path_;
+  AtomicFile model_;
+  std::unique_ptr<AtomicFile> data_;
 };
 
 /// Builds the ONNX model. Initializer data is copied from `weights`.
@@ -50,9 +96,10 @@ onnx::ModelProto export_model(const ir::Graph& g, const WeightStore& weights, co
 void export_onnx_file(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, const std::string& path,
                       const ExportOptions& opts = {}, ExportStats* stats = nullptr);
 
-/// Builds the model and writes it into an open AtomicFile without committing it (the caller
-/// checks the written file first, then commits). Same memory behaviour as export_onnx_file.
-void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, AtomicFile& file,
+/// Builds the model and writes it into a StagedExport without committing it (the caller checks
+/// the written files first, then commits). Same memory behaviour as export_onnx_file. Refuses
+/// (ExportError) to write a data file over one the source model was read from.
+void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext& ctx, StagedExport& out,
                     const ExportOptions& opts = {}, ExportStats* stats = nullptr);
 
 /// Writes any model atomically. Throws ExportError.

@@ -7,11 +7,17 @@ namespace tensat::gpu {
 
 namespace {
 
+// The same expressions as lang/op.h act_value (clip: std::min(hi, std::max(lo, v))).
 __device__ __forceinline__ float activate(float v, Act act) {
-  switch (act) {
+  switch (act.kind) {
     case Act::Relu: return v > 0.0f ? v : 0.0f;
     case Act::Sigmoid: return 1.0f / (1.0f + expf(-v));
     case Act::Tanh: return tanhf(v);
+    case Act::Clip: {
+      float m = act.lo < v ? v : act.lo;
+      return m < act.hi ? m : act.hi;
+    }
+    case Act::Leaky: return v >= 0.0f ? v : act.alpha * v;
     default: return v;
   }
 }

@@ -421,6 +421,7 @@ std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& c) {
     case Op::Relu: return std::make_unique<UnaryKernel>(ctx, Act::Relu, num_elements(out->shape()));
     case Op::Tanh: return std::make_unique<UnaryKernel>(ctx, Act::Tanh, num_elements(out->shape()));
     case Op::Sigmoid: return std::make_unique<UnaryKernel>(ctx, Act::Sigmoid, num_elements(out->shape()));
+    case Op::Act: return std::make_unique<UnaryKernel>(ctx, *act_from_name(c[0]->sym), num_elements(out->shape()));
     case Op::Transpose: return std::make_unique<TransposeKernel>(ctx, *parse_dims(*c[0]), c[1]->tensor);
     case Op::Concat: return std::make_unique<ConcatKernel>(ctx, blocks_of(c[1]->tensor, c[2]->tensor, c[0]->num));
     case Op::Split: return std::make_unique<SplitKernel>(ctx, blocks_of(out->tuple[0], out->tuple[1], c[0]->num));

@@ -78,7 +78,9 @@ Work op_work(Op op, const Children& c) {
       if (d.has_bias) w.flops += out_elems;
       if (d.act != Act::None) w.flops += out_elems;
       w.bytes = bytes(c[4]) + bytes(c[5]) + (d.has_bias ? bytes(c[6]) : 0) + out_bytes;
-      if (d.act == Act::Sigmoid || d.act == Act::Tanh || (d.has_bias && d.act == Act::None)) {
+      // cuDNN fuses relu only: a bias without activation (the executor's conv_fused path needs
+      // an activation) or any other activation is a second (bias + activation) kernel.
+      if ((d.act != Act::None && d.act != Act::Relu) || (d.has_bias && d.act == Act::None)) {
         w.kernels += 1;
         w.bytes += 2 * out_bytes;
       }
@@ -109,6 +111,10 @@ Work op_work(Op op, const Children& c) {
     case Op::Sigmoid:
       w.flops = out_elems;
       w.bytes = bytes(c[0]) + out_bytes;
+      break;
+    case Op::Act:
+      w.flops = out_elems;
+      w.bytes = bytes(c[1]) + out_bytes;
       break;
     case Op::Poolmax:
     case Op::Poolavg: {

@@ -11,75 +11,22 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <queue>
 
+#include "importer/const_fold.h"
+#include "importer/cse.h"
+#include "importer/dce.h"
 #include "importer/importer_impl.h"
+#include "importer/onnx_graph.h"
+#include "importer/tensor_proto.h"
 #include "onnx_model/dtype.h"
+#include "onnx_model/external_data.h"
 
 namespace tensat {
 
 namespace {
-
-// Converts an initializer / Constant tensor to raw bytes, moving raw_data where possible.
-WeightData tensor_to_weight(onnx::TensorProto& t, const std::string& where) {
-  WeightData w;
-  auto dt = dtype_from_onnx(t.data_type());
-  if (!dt) throw detail::NotLowerable{"tensor data type " + std::to_string(t.data_type()) + " not supported"};
-  w.type.dtype = *dt;
-  for (auto d : t.dims()) {
-    if (d < 0) throw ImportError(where + ": tensor '" + t.name() + "' has a negative dimension");
-    w.type.shape.push_back(d);
-  }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    throw ImportError(where + ": tensor '" + t.name() +
-                      "' uses external data; load it with onnx and save it with all data embedded");
-  size_t n = static_cast<size_t>(num_elements(w.type.shape));
-  size_t esize = dtype_size(w.type.dtype);
-  if (t.has_raw_data()) {
-    w.bytes.swap(*t.mutable_raw_data());
-  } else {
-    w.bytes.resize(n * esize);
-    auto copy_from = [&](const auto& field, auto conv) {
-      if (static_cast<size_t>(field.size()) != n) return false;
-      for (size_t i = 0; i < n; ++i) conv(i, field.Get(static_cast<int>(i)));
-      return true;
-    };
-    bool ok = false;
-    switch (w.type.dtype) {
-      case DType::F32:
-        ok = copy_from(t.float_data(), [&](size_t i, float v) { std::memcpy(&w.bytes[i * 4], &v, 4); });
-        break;
-      case DType::F64:
-        ok = copy_from(t.double_data(), [&](size_t i, double v) { std::memcpy(&w.bytes[i * 8], &v, 8); });
-        break;
-      case DType::I64:
-        ok = copy_from(t.int64_data(), [&](size_t i, int64_t v) { std::memcpy(&w.bytes[i * 8], &v, 8); });
-        break;
-      case DType::I32:
-        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) { std::memcpy(&w.bytes[i * 4], &v, 4); });
-        break;
-      case DType::I8:
-      case DType::U8:
-      case DType::Bool:
-        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) { w.bytes[i] = static_cast<char>(v); });
-        break;
-      case DType::F16:
-        ok = copy_from(t.int32_data(), [&](size_t i, int32_t v) {
-          uint16_t h = static_cast<uint16_t>(v);
-          std::memcpy(&w.bytes[i * 2], &h, 2);
-        });
-        break;
-      case DType::Other: break;
-    }
-    if (!ok && n == 0) ok = true;
-    if (!ok) throw ImportError(where + ": tensor '" + t.name() + "' has " + "inconsistent data size");
-  }
-  if (w.bytes.size() != n * esize)
-    throw ImportError(where + ": tensor '" + t.name() + "' holds " + std::to_string(w.bytes.size()) +
-                      " bytes, its shape needs " + std::to_string(n * esize));
-  return w;
-}
 
 std::optional<TensorType> type_from_value_info(const onnx::TypeProto& tp) {
   if (!tp.has_tensor_type()) return std::nullopt;
@@ -92,28 +39,6 @@ std::optional<TensorType> type_from_value_info(const onnx::TypeProto& tp) {
     t.shape.push_back(d.dim_value());
   }
   return t;
-}
-
-// Names read by a subgraph that it does not define itself (outer-scope references).
-void collect_outer_refs(const onnx::GraphProto& sub, std::vector<std::string>& out) {
-  std::unordered_set<std::string> defined;
-  for (const auto& i : sub.input()) defined.insert(i.name());
-  for (const auto& i : sub.initializer()) defined.insert(i.name());
-  for (const auto& n : sub.node())
-    for (const auto& o : n.output()) defined.insert(o);
-  auto note = [&](const std::string& s) {
-    if (!s.empty() && !defined.count(s) && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
-  };
-  for (const auto& n : sub.node()) {
-    for (const auto& i : n.input()) note(i);
-    for (const auto& a : n.attribute()) {
-      std::vector<std::string> inner;
-      if (a.has_g()) collect_outer_refs(a.g(), inner);
-      for (const auto& gg : a.graphs()) collect_outer_refs(gg, inner);
-      for (const auto& s : inner) note(s);
-    }
-  }
-  for (const auto& o : sub.output()) note(o.name());
 }
 
 }  // namespace
@@ -159,11 +84,25 @@ ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts
   }
   close(fd);
   if (!ok) throw ImportError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX)");
-  return import_onnx_model(std::move(model), path, opts);
+  ImportOptions o = opts;
+  if (o.external_data_dir.empty()) o.external_data_dir = std::filesystem::path(path).parent_path().string();
+  if (o.external_data_dir.empty()) o.external_data_dir = ".";
+  return import_onnx_model(std::move(model), path, o);
 }
 
 ImportResult import_onnx_model(onnx::ModelProto model, const std::string& source, const ImportOptions& opts) {
   ImportResult out;
+  bool external = false;
+  for_each_tensor(model, [&](onnx::TensorProto& t) { external = external || uses_external_data(t); });
+  if (external) {
+    if (opts.external_data_dir.empty())
+      throw ImportError(source + ": the model keeps tensors in external data files, but has no folder to read them from");
+    try {
+      out.ctx.external_data_files = load_external_data(model, opts.external_data_dir, opts.external_data_files);
+    } catch (const ExternalDataError& e) {
+      throw ImportError(source + ": " + e.what());
+    }
+  }
   detail::Importer im(out, source);
   im.run(model, opts);
   return out;
@@ -243,12 +182,10 @@ void Importer::load_initializers(onnx::GraphProto& graph, const ImportOptions&) 
       out_.ctx.raw_initializers[t.name()] = t;
       continue;
     }
-    WeightData w;
-    try {
-      w = tensor_to_weight(t, source_);
-    } catch (const NotLowerable& e) {
-      throw ImportError(source_ + ": initializer '" + t.name() + "': " + e.reason);
-    }
+    std::optional<WeightData> data = take_tensor_data(t, source_);
+    if (!data) throw ImportError(source_ + ": initializer '" + t.name() + "': tensor data type " +
+                                 std::to_string(t.data_type()) + " not supported");
+    WeightData w = std::move(*data);
     TensorType type = w.type;
     out_.weights.put(t.name(), std::move(w));
     env_[t.name()] = g_.weight(t.name(), type);
@@ -434,6 +371,53 @@ void Importer::import_node(const onnx::NodeProto& n) {
   make_opaque(n, "domain '" + n.domain() + "'");
 }
 
+void Importer::check_names(const onnx::GraphProto& graph) const {
+  std::unordered_set<std::string> defined;
+  for (const auto& i : graph.input()) defined.insert(i.name());
+  for (const auto& t : graph.initializer()) defined.insert(t.name());
+  for (const auto& n : graph.node())
+    for (const auto& o : n.output()) defined.insert(o);
+  for (const auto& n : graph.node())
+    for (const auto& name : node_reads(n))
+      if (!defined.count(name)) throw ImportError(where(n) + " reads undefined tensor '" + name + "'");
+}
+
+void Importer::infer_shapes(onnx::ModelProto& model) {
+  // ONNX shape inference gives the types of intermediate tensors (needed for opaque nodes).
+  // It runs while the initializers are still in the graph (it needs their shapes, and their
+  // values for data propagation, e.g. a Reshape target), after the --input-shape overrides.
+  // Errors here are not fatal: our own inference covers the lowered nodes.
+  try {
+    onnx::ShapeInferenceOptions sio{false, 0, true};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: ONNX shape inference failed ({}); continuing with declared shapes", source_, e.what());
+  }
+}
+
+void Importer::simplify(onnx::ModelProto& model) {
+  // Constant folding and shape inference feed each other: a folded Reshape target or Slice
+  // bound lets shape inference type the node's output, whose Shape then folds in the next
+  // round. libonnx 1.12's data propagation (enabled) covers part of the chains itself.
+  onnx::GraphProto& graph = *model.mutable_graph();
+  constexpr int kMaxRounds = 8;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    infer_shapes(model);
+    std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
+    for (const auto& vi : graph.value_info())
+      if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
+    int folded = fold_constants(graph, out_.ctx.default_opset, types, source_);
+    out_.stats.folded_nodes += folded;
+    if (folded == 0) break;
+    if (round + 1 == kMaxRounds) infer_shapes(model);
+  }
+  out_.stats.cse_merged = eliminate_common_subexpressions(graph);
+  out_.stats.dead_nodes = eliminate_dead_code(graph);
+  if (out_.stats.folded_nodes || out_.stats.cse_merged || out_.stats.dead_nodes)
+    spdlog::info("{}: before lowering: {} nodes folded to constants, {} merged (CSE), {} dead nodes removed",
+                 source_, out_.stats.folded_nodes, out_.stats.cse_merged, out_.stats.dead_nodes);
+}
+
 void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   ModelContext& ctx = out_.ctx;
   ctx.source_path = source_;
@@ -453,28 +437,19 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
 
   load_inputs(graph, opts);
-  // ONNX shape inference gives the types of intermediate tensors (needed for opaque nodes).
-  // It runs while the initializers are still in the graph (it needs their shapes, and their
-  // values for data propagation, e.g. a Reshape target), after the --input-shape overrides.
-  // Errors here are not fatal: our own inference covers the lowered nodes.
-  try {
-    onnx::ShapeInferenceOptions sio{false, 0, true};
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
-  } catch (const std::exception& e) {
-    spdlog::warn("{}: ONNX shape inference failed ({}); continuing with declared shapes", source_, e.what());
-  }
+  for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
+  out_.stats.onnx_nodes = graph.node_size();
+  check_names(graph);
+  (void)topo_order(graph);  // refuses cycles and tensors produced twice before the passes run
+  simplify(model);
   collect_value_types(graph);
   load_initializers(graph, opts);
   // Overridable initializers are inputs (their names are graph inputs, loaded above).
 
-
-  for (const auto& n : graph.node()) {
+  for (const auto& n : graph.node())
     for (const auto& i : n.input())
       if (!i.empty()) consumers_[i]++;
-    out_.stats.onnx_op_counts[n.op_type()]++;
-  }
   for (const auto& o : graph.output()) consumers_[o.name()]++;
-  out_.stats.onnx_nodes = graph.node_size();
 
   for (int i : topo_order(graph)) import_node(graph.node(i));
 

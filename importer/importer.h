@@ -24,12 +24,21 @@ namespace tensat {
 struct ImportOptions {
   /// --input-shape NAME:1x3x224x224 overrides (also fixes symbolic dimensions).
   std::map<std::string, Shape> input_shapes;
+  /// Folder that external data locations are relative to (import_onnx_file: the model's own
+  /// folder; import_onnx_model: none unless set, and a model with external data is refused).
+  std::string external_data_dir;
+  /// External data location -> file to read instead, unchecked: re-importing a staged output
+  /// whose data file is not yet in place (pipeline verification).
+  std::map<std::string, std::string> external_data_files;
 };
 
 struct ImportStats {
   int onnx_nodes = 0;
   int opaque_nodes = 0;
   int folded_batchnorms = 0;
+  int folded_nodes = 0;    ///< nodes evaluated to constants before lowering (const_fold.h)
+  int cse_merged = 0;      ///< nodes and constants merged before lowering (cse.h)
+  int dead_nodes = 0;      ///< nodes removed before lowering because nothing reads them (dce.h)
   std::map<std::string, int> onnx_op_counts;   ///< by ONNX op type, of the source model
   std::map<std::string, int> opaque_reasons;   ///< "OpType: reason" -> count
 };

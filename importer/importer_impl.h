@@ -59,6 +59,10 @@ class Importer {
   void load_initializers(onnx::GraphProto& graph, const ImportOptions& opts);
   void load_inputs(onnx::GraphProto& graph, const ImportOptions& opts);
   void collect_value_types(const onnx::GraphProto& graph);
+  void check_names(const onnx::GraphProto& graph) const;
+  void infer_shapes(onnx::ModelProto& model);
+  /// Constant folding (with shape inference, to a fixpoint), CSE and DCE on the ONNX graph.
+  void simplify(onnx::ModelProto& model);
   std::vector<int> topo_order(const onnx::GraphProto& graph) const;
   void import_node(const onnx::NodeProto& n);
   void make_opaque(const onnx::NodeProto& n, const std::string& reason);

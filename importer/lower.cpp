@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "importer/importer_impl.h"
@@ -258,11 +260,74 @@ void lower_matmul(Importer& im, const onnx::NodeProto& n) {
   im.bind(n.output(0), im.add(Op::Matmul, {act_sym(im, Act::None), a, b, im.g().sym("none")}));
 }
 
+// MatMul + Add of a vector of length N = the product's last dimension (nn.Linear as PyTorch
+// exports it for inputs of rank > 2, Q/K/V projections): the matmul's bias, so that merges of
+// products sharing an input keep their biases (matmul-merge-bias). `m` is the product, `b`
+// the other operand of the Add; the bias is [N] or [1, .., 1, N] of a rank not above the
+// product's (so broadcasting does not change the sum's shape).
+std::optional<ir::NodeId> matmul_with_bias(Importer& im, const onnx::NodeProto& n, int mi) {
+  ir::NodeId m = im.value(n, mi), b = im.value(n, 1 - mi);
+  const ir::Node mn = im.g().node(m);  // copy: adding nodes may reallocate
+  if (mn.op != Op::Matmul || im.consumers(n.input(mi)) != 1) return std::nullopt;
+  if (im.g().node(mn.children[0]).sym != "none" || im.g().node(mn.children[3]).op != Op::Sym) return std::nullopt;
+  const Shape out = tensor_shape(im, m);
+  const Shape bs = tensor_shape(im, b);
+  const int64_t cols = out.back();
+  if (bs.empty() || bs.size() > out.size() || bs.back() != cols || num_elements(bs) != cols) return std::nullopt;
+  ir::NodeId bias = b;
+  if (bs.size() != 1) {
+    const WeightData* bw = im.constant(n, 1 - mi);
+    if (!bw) return std::nullopt;
+    bias = im.new_weight((n.name().empty() ? n.output(0) : n.name()) + ".bias", {cols}, f32_values(*bw));
+  }
+  std::vector<ir::NodeId> kids = mn.children;
+  kids[3] = bias;
+  return im.add(Op::Matmul, kids);
+}
+
 void lower_binary(Importer& im, const onnx::NodeProto& n, Op op) {
   ir::NodeId a = im.value(n, 0), b = im.value(n, 1);
   require_f32(im, a);
   require_f32(im, b);
+  if (op == Op::Ewadd) {
+    for (int mi : {0, 1}) {
+      if (auto y = matmul_with_bias(im, n, mi)) {
+        im.bind(n.output(0), *y);
+        return;
+      }
+    }
+  }
   im.bind(n.output(0), im.add(op, {a, b}));
+}
+
+// Clip with constant bounds and LeakyRelu: the parameterized activations (lang/op.h Act), as
+// the unary `act` node that conv/matmul fusion rules absorb.
+void lower_clip(Importer& im, const onnx::NodeProto& n) {
+  ir::NodeId x = im.value(n, 0);
+  require_f32(im, x);
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (im.opset() < 11) {
+    lo = attr_f(n, "min", lo);
+    hi = attr_f(n, "max", hi);
+  } else {
+    for (int i : {1, 2}) {
+      if (!im.has_input(n, i)) continue;
+      const WeightData* c = im.constant(n, i);
+      if (!c) cannot(std::string(i == 1 ? "min" : "max") + " is not a constant");
+      if (c->type.dtype != DType::F32 || c->count() != 1) cannot("bound is not a float32 scalar");
+      (i == 1 ? lo : hi) = c->f32()[0];
+    }
+  }
+  if (std::isnan(lo) || std::isnan(hi)) cannot("NaN bound");
+  im.bind(n.output(0), im.add(Op::Act, {im.g().sym(act_name(Act::clip(lo, hi))), x}));
+}
+
+void lower_leaky_relu(Importer& im, const onnx::NodeProto& n) {
+  ir::NodeId x = im.value(n, 0);
+  require_f32(im, x);
+  float alpha = attr_f(n, "alpha", 0.01f);
+  if (std::isnan(alpha)) cannot("NaN alpha");
+  im.bind(n.output(0), im.add(Op::Act, {im.g().sym(act_name(Act::leaky(alpha))), x}));
 }
 
 void lower_unary(Importer& im, const onnx::NodeProto& n, Op op) {
@@ -359,6 +424,58 @@ void lower_split(Importer& im, const onnx::NodeProto& n) {
     cur = im.add(Op::Split1, {sp});
   }
   if (!n.output(outs - 1).empty()) im.bind(n.output(outs - 1), cur);
+}
+
+// Slice with constant arguments and unit steps: parts of binary splits (a chunk of a tensor,
+// as PyTorch exports chunk / narrow / x[:, a:b]). An axis cut at both ends is split twice.
+void lower_slice(Importer& im, const onnx::NodeProto& n) {
+  ir::NodeId x = im.value(n, 0);
+  require_f32(im, x);
+  const Shape xs = tensor_shape(im, x);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (im.opset() < 10) {
+    starts = attr_ints(n, "starts");
+    ends = attr_ints(n, "ends");
+    axes = attr_ints(n, "axes");
+  } else {
+    auto get = [&](int i, std::vector<int64_t>& v) {
+      if (!im.has_input(n, i)) return;
+      const WeightData* c = im.constant(n, i);
+      if (!c) cannot("slice arguments are not constant");
+      v = int_values(*c);
+    };
+    get(1, starts);
+    get(2, ends);
+    get(3, axes);
+    get(4, steps);
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    invalid("starts, ends, axes and steps differ in length");
+  std::vector<bool> seen(xs.size(), false);
+  ir::NodeId cur = x;
+  auto& g = im.g();
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t axis = norm_axis(axes[k], xs.size());
+    if (seen[static_cast<size_t>(axis)]) invalid("axis " + std::to_string(axes[k]) + " repeated");
+    seen[static_cast<size_t>(axis)] = true;
+    if (steps[k] != 1) cannot("step != 1");
+    int64_t d = xs[static_cast<size_t>(axis)], s = starts[k], e = ends[k];
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    s = std::clamp<int64_t>(s, 0, d);
+    e = std::clamp<int64_t>(e, 0, d);
+    if (e <= s) cannot("empty slice");
+    if (s > 0) {
+      cur = im.add(Op::Split1, {im.add(Op::Split, {g.num(axis), g.num(s), cur})});
+      e -= s;
+      d -= s;
+    }
+    if (e < d) cur = im.add(Op::Split0, {im.add(Op::Split, {g.num(axis), g.num(e), cur})});
+  }
+  im.bind(n.output(0), cur);
 }
 
 void lower_reshape_to(Importer& im, const onnx::NodeProto& n, ir::NodeId x, const Shape& target) {
@@ -540,6 +657,9 @@ bool lower_node(Importer& im, const onnx::NodeProto& n) {
       {"Relu", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Relu); }},
       {"Tanh", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Tanh); }},
       {"Sigmoid", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Sigmoid); }},
+      {"Clip", lower_clip},
+      {"LeakyRelu", lower_leaky_relu},
+      {"Slice", lower_slice},
       {"MaxPool", [](Importer& i, const onnx::NodeProto& n) { lower_pool(i, n, Op::Poolmax); }},
       {"AveragePool", [](Importer& i, const onnx::NodeProto& n) { lower_pool(i, n, Op::Poolavg); }},
       {"GlobalAveragePool", lower_global_avg},

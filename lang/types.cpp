@@ -496,6 +496,15 @@ InferResult infer_type(Op op, int64_t num, std::string_view sym,
       if (!x) return fail(std::string(info.name) + ": operand must be an f32 tensor");
       return ok_tensor(x->shape);
     }
+    case Op::Act: {
+      const std::string* act = sym_param(c, 0);
+      auto a = act ? act_from_name(*act) : std::nullopt;
+      // relu, tanh and sigmoid have operators of their own (one form per activation).
+      if (!a || !a->parameterized()) return fail("act: the activation must be clip or leaky");
+      const TensorType* x = f32_tensor(c, 1);
+      if (!x) return fail("act: operand must be an f32 tensor");
+      return ok_tensor(x->shape);
+    }
     case Op::Poolmax:
     case Op::Poolavg: return infer_pool(op, c);
     case Op::Transpose: return infer_transpose(c);

@@ -41,6 +41,9 @@ struct ModelContext {
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
   int64_t default_opset = 0;  ///< opset version of the default ("" / "ai.onnx") domain
+  /// Canonical paths of the external data files the model was read from (external_data.h):
+  /// an output must never overwrite one of them.
+  std::vector<std::string> external_data_files;
 };
 
 }  // namespace tensat

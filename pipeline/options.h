@@ -67,6 +67,9 @@ struct PipelineOptions {
   MeasureMode measure = MeasureMode::Auto;     ///< time both models on the GPU (never-slower rule)
   int measure_repeats = 100;                   ///< timed samples per mode (at least 50)
   std::string dump_egraph;                     ///< write the explored e-graph (with costs) as JSON
+  /// --external-data: tensors of 1 KB or more go to OUT.data beside the output (onnx's layout),
+  /// as they always do when the model would exceed protobuf's 2 GB limit.
+  bool external_data = false;
 };
 
 }  // namespace tensat

@@ -188,8 +188,10 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
 
   // ---- fold weights, export (to a temporary file next to the output) --------------------------
   t.restart();
-  std::optional<AtomicFile> staging;
-  // Folds and exports a graph to a fresh temporary file (again for the original, if timing
+  std::optional<StagedExport> staging;
+  ExportOptions eopts;
+  eopts.external_data = o.external_data ? ExternalDataMode::Always : ExternalDataMode::Auto;
+  // Folds and exports a graph to fresh temporary files (again for the original, if timing
   // keeps it).
   auto write_graph = [&](const ir::Graph& graph) {
     FoldStats fs;
@@ -201,20 +203,28 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       throw UsageError(e.what());
     }
     ExportStats es;
-    export_onnx_to(folded, imp.weights, imp.ctx, *staging, {}, &es);
+    export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
     rep.folded_weights = fs.folded;
     rep.ops_after = es.op_counts;
+    rep.external_data = es.external_data;
+    rep.external_bytes = es.external_bytes;
     if (!es.checker_skipped_reason.empty())
       spdlog::warn("ONNX checker skipped: {}; relying on the numeric verification", es.checker_skipped_reason);
   };
   write_graph(best);
+  // Re-imports the staged model (its data file is not in place yet).
+  auto import_staged = [&] {
+    ImportOptions vopts = iopts;
+    vopts.external_data_files = staging->redirects();
+    return import_onnx_file(staging->model_temp_path(), vopts);
+  };
   rep.times["export"] = t.seconds();
 
   // ---- verify, measure ------------------------------------------------------------------------
   t.restart();
   const bool measure = measure_on && !rep.kept_original;
   if (verify_on || measure) {
-    ImportResult opt = import_onnx_file(staging->temp_path(), iopts);
+    ImportResult opt = import_staged();
     if (verify_on) {
       rep.verify = verify_models(imp, opt, *verify_on, o.seed);
       rep.verify_ran = true;
@@ -234,7 +244,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
         rep.cost_after = rep.cost_before;
         write_graph(imp.graph);
         if (verify_on) {
-          ImportResult again = import_onnx_file(staging->temp_path(), iopts);
+          ImportResult again = import_staged();
           rep.verify = verify_models(imp, again, *verify_on, o.seed);
         }
       }
@@ -249,6 +259,9 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   }
   staging->commit();
   rep.written = true;
+  if (!rep.external_data.empty() && !o.quiet)
+    std::fprintf(stderr, "onnx-tensat: tensors of %s are in its external data file %s (%.1f MB)\n", o.output.c_str(),
+                 rep.external_data.c_str(), static_cast<double>(rep.external_bytes) / 1e6);
   rep.times["total"] = total.seconds();
 }
 

@@ -48,6 +48,8 @@ struct PipelineReport {
     bool comparison_robust = true;            ///< after <= before for estimates scaled 1/2..2
     FallbackDecisions decisions;              ///< extraction decisions resting on estimates
   } fallback;
+  std::string external_data;                  ///< the output's external data file ("" when none)
+  uint64_t external_bytes = 0;                ///< bytes in it
   int folded_weights = 0;                     ///< weight-only subgraphs computed into new initializers
   std::map<std::string, double> times;        ///< import, explore, extract, export, verify, total (s)
   struct {

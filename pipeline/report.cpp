@@ -65,6 +65,7 @@ nlohmann::json PipelineReport::to_json() const {
   j["cost_extracted"] = cost_extracted;
   j["kept_original"] = kept_original;
   if (kept_original) j["kept_reason"] = kept_reason;
+  if (!external_data.empty()) j["external_data"] = {{"file", external_data}, {"bytes", external_bytes}};
   j["speedup_pct"] = cost_after > 0 ? (cost_before / cost_after - 1.0) * 100.0 : 0.0;
   j["times"] = times;
   j["egraph"] = {{"nodes", egraph.nodes},          {"classes", egraph.classes},

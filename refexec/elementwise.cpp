@@ -10,15 +10,7 @@ namespace tensat::refexec {
 
 namespace {
 
-inline float act1(float v, Act act) {
-  switch (act) {
-    case Act::None: return v;
-    case Act::Relu: return v > 0.0f ? v : 0.0f;
-    case Act::Sigmoid: return 1.0f / (1.0f + std::exp(-v));
-    case Act::Tanh: return std::tanh(v);
-  }
-  return v;
-}
+inline float act1(float v, const Act& act) { return act_value(act, v); }
 
 template <BinOp OP>
 inline float bin1(float a, float b) {
@@ -131,16 +123,13 @@ Tensor binary(BinOp op, const View& a, const View& b) {
 }
 
 void apply_act(float* data, size_t n, Act act) {
-  switch (act) {
+  switch (act.kind) {
     case Act::None: return;
     case Act::Relu:
       for (size_t i = 0; i < n; ++i) data[i] = data[i] > 0.0f ? data[i] : 0.0f;
       return;
-    case Act::Sigmoid:
-      for (size_t i = 0; i < n; ++i) data[i] = 1.0f / (1.0f + std::exp(-data[i]));
-      return;
-    case Act::Tanh:
-      for (size_t i = 0; i < n; ++i) data[i] = std::tanh(data[i]);
+    default:
+      for (size_t i = 0; i < n; ++i) data[i] = act_value(act, data[i]);
       return;
   }
 }

@@ -265,6 +265,7 @@ class Runner {
       case Op::Relu: own(unary(view(child(i, 0)), Act::Relu)); break;
       case Op::Tanh: own(unary(view(child(i, 0)), Act::Tanh)); break;
       case Op::Sigmoid: own(unary(view(child(i, 0)), Act::Sigmoid)); break;
+      case Op::Act: own(unary(view(child(i, 1)), act_param(i, 0))); break;
       case Op::Poolmax:
       case Op::Poolavg: {
         int64_t kh = g_.param_int(i, 0), kw = g_.param_int(i, 1);

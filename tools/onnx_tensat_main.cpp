@@ -132,6 +132,9 @@ int main(int argc, char** argv) {
   app.add_option("--report", o.report_path, "write a JSON report to this file")->group(g4);
   app.add_option("--dump-egraph", o.dump_egraph, "write the explored e-graph with costs as egraph-serialize JSON")
       ->group(g4);
+  app.add_flag("--external-data", o.external_data,
+               "write tensors of 1 KB or more to OUT.data beside the output (always done above 2 GB)")
+      ->group(g4);
   int verbose = 0;
   app.add_flag("-v,--verbose", verbose, "progress and more logging (repeat for debug)")->group(g4);
   app.add_flag("-q,--quiet", o.quiet, "print nothing but errors")->group(g4);

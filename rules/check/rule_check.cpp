@@ -380,7 +380,12 @@ struct Gen {
     std::string name = var_name(e);
     if (auto it = inst.bind.find(name); it != inst.bind.end()) return it->second;
     ir::NodeId id = 0;
-    auto act = [&] { return g().sym(pick<std::string>({"none", "relu", "sigmoid", "tanh"})); };
+    // Activations: the plain ones, and parameterized ones (exact float parameters; a negative
+    // leaky slope and bounds that cut both sides).
+    auto act = [&] {
+      return g().sym(pick<std::string>({"none", "relu", "sigmoid", "tanh", "relu6", "clip_-1.5_0.25", "leaky_0.1"}));
+    };
+    auto param_act = [&] { return g().sym(pick<std::string>({"relu6", "clip_-1.5_0.25", "leaky_0.1", "leaky_-0.5"})); };
     switch (op) {
       case Op::Matmul: id = act(); break;
       case Op::Conv:
@@ -409,6 +414,7 @@ struct Gen {
         break;
       }
       case Op::Merge: id = g().num(2); break;
+      case Op::Act: id = param_act(); break;
       default: return std::nullopt;
     }
     inst.bind[name] = id;
@@ -467,6 +473,12 @@ struct Gen {
         auto x = tensor(a[1], h);
         if (!x) return std::nullopt;
         return add(*op, {*x});
+      }
+      case Op::Act: {
+        auto f = param(a[1], *op, 0, {});
+        auto x = tensor(a[2], h);
+        if (!f || !x) return std::nullopt;
+        return add(*op, {*f, *x});
       }
       case Op::Matmul: {
         auto act = param(a[1], *op, 0, {});

@@ -135,6 +135,29 @@ Tensor ModelBuilder::weight(const std::string& name, const Shape& shape, float b
   return {name, shape};
 }
 
+Tensor ModelBuilder::batchnorm(const std::string& name, const Tensor& x) {
+  if (x.shape.size() < 2) fail(name + ": batchnorm input needs a channel axis");
+  const Shape c{x.dim(1)};
+  auto near = [&](const std::string& suffix, float centre) {
+    Tensor t = weight(name + "." + suffix, c, 0.1f);
+    auto* raw = graph_->mutable_initializer(graph_->initializer_size() - 1)->mutable_raw_data();
+    for (size_t i = 0; i < raw->size(); i += sizeof(float)) {
+      float v;
+      std::memcpy(&v, raw->data() + i, sizeof(float));
+      v += centre;
+      std::memcpy(raw->data() + i, &v, sizeof(float));
+    }
+    return t;
+  };
+  Tensor scale = near("scale", 1.0f), bias = near("B", 0.0f), mean = near("mean", 0.0f), var = near("var", 1.0f);
+  auto* n = node("BatchNormalization", name, {x.name, scale.name, bias.name, mean.name, var.name}, name, x.shape);
+  auto* a = n->add_attribute();
+  a->set_name("epsilon");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(1e-5f);
+  return {name, x.shape};
+}
+
 Tensor ModelBuilder::weight_fan_in(const std::string& name, const Shape& shape, int64_t fan_in, float gain) {
   if (fan_in <= 0) fail("weight '" + name + "': fan_in must be positive");
   float bound = gain * std::sqrt(3.0f / static_cast<float>(fan_in));

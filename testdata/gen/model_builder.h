@@ -110,6 +110,10 @@ class ModelBuilder {
   Tensor avgpool(const std::string& name, const Tensor& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                  const Pads& pads);
   Tensor concat(const std::string& name, const std::vector<Tensor>& xs, int64_t axis);
+  // Inference BatchNormalization (epsilon 1e-5) with parameters near the identity: scale and
+  // variance uniform in [0.9, 1.1], bias and mean in [-0.1, 0.1] (initializers name.scale,
+  // name.B, name.mean, name.var).
+  Tensor batchnorm(const std::string& name, const Tensor& x);
   // Reshape with the target shape as an int64 initializer `name + ".shape"`.
   Tensor reshape(const std::string& name, const Tensor& x, const Shape& shape);
   Tensor transpose(const std::string& name, const Tensor& x, const std::vector<int64_t>& perm);

@@ -399,6 +399,45 @@ void build_vgg19(ModelBuilder& b) {
   b.output(v);
 }
 
+// ---------------------------------------------------------------------------------------------
+// DenseNet-121 (torchvision densenet121, as torch.onnx.export writes it in eval mode, opset 13):
+// a BatchNorm that follows a convolution is folded into its bias by the export; the one after
+// each concatenation (the pre-activation of a dense layer or transition) stays.
+void build_densenet(ModelBuilder& b) {
+  Tensor x = b.input("input", {1, 3, 224, 224});
+  ConvSpec stem = conv_spec(64, 7, 7, 2, {3, 3, 3, 3}, true);
+  stem.bias = true;  // norm0, folded
+  x = b.conv("features.conv0", x, stem);
+  x = b.maxpool("features.pool0", x, 3, 3, 2, 2, {1, 1, 1, 1});
+  const int layers[4] = {6, 12, 24, 16};
+  constexpr int64_t kGrowth = 32, kBottleneck = 4 * kGrowth;
+  for (int bi = 0; bi < 4; ++bi) {
+    const std::string blk = num("features.denseblock", bi + 1);
+    std::vector<Tensor> feats{x};
+    for (int l = 0; l < layers[bi]; ++l) {
+      const std::string p = dot(blk, num("denselayer", l + 1));
+      // Every layer reads the concatenation of all the block's earlier features.
+      Tensor cat = feats.size() == 1 ? feats[0] : b.concat(dot(p, "cat"), feats, 1);
+      Tensor h = b.relu(dot(p, "relu1"), b.batchnorm(dot(p, "norm1"), cat));
+      ConvSpec c1 = same_conv(kBottleneck, 1, 1, true);
+      c1.bias = true;  // norm2, folded
+      h = b.conv(dot(p, "conv1"), h, c1);
+      feats.push_back(b.conv(dot(p, "conv2"), h, same_conv(kGrowth, 3, 1, false)));
+    }
+    x = b.concat(dot(blk, "cat"), feats, 1);
+    if (bi < 3) {
+      const std::string t = num("features.transition", bi + 1);
+      Tensor h = b.relu(dot(t, "relu"), b.batchnorm(dot(t, "norm"), x));
+      h = b.conv(dot(t, "conv"), h, same_conv(x.dim(1) / 2, 1, 1, false));
+      x = b.avgpool(dot(t, "pool"), h, 2, 2, 2, 2, no_pads());
+    }
+  }
+  x = b.relu("features.relu5", b.batchnorm("features.norm5", x));
+  x = b.avgpool("avgpool", x, 7, 7, 1, 1, no_pads());
+  x = b.reshape("flatten", x, {1, 1024});
+  b.output(b.linear("classifier", x, 1000, false));
+}
+
 const std::vector<ModelDef>& all_models() {
   static const std::vector<ModelDef> models = {
       {"bert", "bert.onnx",
@@ -424,6 +463,10 @@ const std::vector<ModelDef>& all_models() {
       {"resnet50", "resnet50.onnx",
        "ResNet-50 (TASO resnet50.py): input [1,64,56,56], no stem, bottlenecks 3/4/6/3, no BatchNorm, no head",
        build_resnet50},
+      {"densenet", "densenet.onnx",
+       "DenseNet-121 (torchvision export, eval): dense blocks 6/12/24/16 (growth 32), each layer a concat of "
+       "all earlier features -> BatchNorm -> relu -> 1x1 -> relu -> 3x3; 120 convs, 61 BatchNorms",
+       build_densenet},
   };
   return models;
 }

@@ -28,5 +28,6 @@ void build_inceptionv3(ModelBuilder& b);
 void build_squeezenet(ModelBuilder& b);
 void build_vgg19(ModelBuilder& b);
 void build_resnet50(ModelBuilder& b);
+void build_densenet(ModelBuilder& b);
 
 }  // namespace gen

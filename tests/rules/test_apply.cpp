@@ -10,8 +10,13 @@
 namespace tensat::rules::check {
 namespace {
 
+// A rule of the default set or of the optional ones (rules/extra/).
 const RuleSpec& rule(const std::string& name) {
-  static const std::vector<RuleSpec> rules = default_rules();
+  static const std::vector<RuleSpec> rules = [] {
+    std::vector<RuleSpec> rs = default_rules();
+    for (auto& r : load_rules_dir(std::string(TENSAT_SOURCE_DIR) + "/rules/extra")) rs.push_back(std::move(r));
+    return rs;
+  }();
   for (const auto& r : rules)
     if (r.name == name) return r;
   throw std::runtime_error("no rule named " + name);

@@ -159,6 +159,48 @@ TEST_P(Explore, BareVariableRightHandSidesMerge) {
   EXPECT_GT(m.eg.num_filtered(), 0u);
 }
 
+// Q/K/V of a transformer encoder as the importer makes them of PyTorch's MatMul + Add(bias):
+// 3-D products with biases. They merge (pairwise at k_multi = 1), biases concatenated.
+TEST_P(Explore, LinearProjectionsMergeAcrossBiases) {
+  const std::string x = "(input x@2_8_16)";
+  auto proj = [&](const std::string& w) {
+    return "(matmul none " + x + " (weight " + w + "@16_16) (weight " + w + "b@16))";
+  };
+  Model m;
+  build(m, {proj("wq"), proj("wk"), proj("wv")});
+  RunReport rep = explore(m, GetParam());
+  EXPECT_GT(applied(rep, "matmul-merge-3d-bias"), 0u);
+  const std::string merged = "(split 2 ?pos (matmul none ?x (concat 1 ?w1 ?w2) (concat 0 ?b1 ?b2)))";
+  size_t q = count_matches(m.eg, "(split_0 " + merged + ")", m.outputs[0]) +
+             count_matches(m.eg, "(split_1 " + merged + ")", m.outputs[0]);
+  EXPECT_GT(q, 0u) << "the Q projection is not part of a merged product";
+}
+
+// Two DenseNet layers (BatchNorm as the importer lowers it after a concat, relu, 1x1, relu,
+// 3x3), the block output the concat of everything. concat-assoc puts the two 3x3 outputs side
+// by side and conv-concat-grouped makes them one grouped convolution over the concatenated
+// inputs. No rule may turn that into a dense convolution with zero blocks ((merge 2 w): twice
+// the arithmetic of the two convolutions it replaces, and the second layer's input depends on
+// the first's output, so the first would be computed twice): a cost table that measured the
+// larger convolution as cheaper (launch-bound timings of small convolutions) made DenseNet-121
+// recompute features that way and run slower (rules/README.md).
+TEST_P(Explore, DenseBlockGetsNoZeroBlockConvolutions) {
+  auto layer = [](const std::string& in, int cin, const std::string& k) {
+    const std::string c = std::to_string(cin);
+    std::string bn = "(relu (ewadd (ewmul " + in + " (weight s" + k + "@" + c + "_1_1)) (weight t" + k + "@" + c + "_1_1)))";
+    std::string h = "(relu (conv 1 1 valid none " + bn + " (weight a" + k + "@16_" + c + "_1_1) (weight ab" + k + "@16)))";
+    return "(conv 1 1 same none " + h + " (weight b" + k + "@4_16_3_3) none)";
+  };
+  const std::string x0 = "(input x@1_8_6_6)";
+  const std::string c1 = "(concat 1 " + x0 + " " + layer(x0, 8, "1") + ")";
+  const std::string out = "(concat 1 " + c1 + " " + layer(c1, 12, "2") + ")";
+  Model m;
+  build(m, {out});
+  RunReport rep = explore(m, GetParam());
+  EXPECT_GT(applied(rep, "conv-concat-grouped"), 0u);  // the grouped form is reached
+  EXPECT_EQ(count_matches(m.eg, "(conv ?sh ?sw ?p ?a ?x (merge ?c ?w) ?b)"), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Filters, Explore,
                          ::testing::Values(CycleFilterMode::Efficient, CycleFilterMode::Vanilla),
                          [](const auto& info) { return std::string(cycle_filter_name(info.param)); });

@@ -33,8 +33,13 @@ TEST(LoaderDefault, LoadsShippedRules) {
   EXPECT_GE(multi, 10u);
   for (const char* must : {"matmul-assoc", "matmul-assoc-rev", "matmul-merge", "conv-merge", "conv-enlarge-merge",
                            "conv-relu", "conv-relu-rev", "split0-concat", "concat-interchange", "poolmax-concat",
-                           "ewmul-distrib", "conv-sum-merge", "conv-merge-gconv-2"})
+                           "ewmul-distrib", "conv-sum-merge", "conv-act", "matmul-act-rev", "act-concat"})
     EXPECT_TRUE(names.count(must)) << must;
+  // Optional rules live in rules/extra/, outside the default set (rules/README.md).
+  EXPECT_FALSE(names.count("conv-merge-gconv-2"));
+  auto extra = load_rules_dir(std::string(TENSAT_SOURCE_DIR) + "/rules/extra");
+  ASSERT_EQ(extra.size(), 2u);
+  EXPECT_EQ(extra[0].name, "conv-merge-gconv-2");
 }
 
 TEST(LoaderText, SinglePatternAndReverse) {

@@ -16,9 +16,12 @@ constexpr int kWanted = 10;     // well-typed instances compared per rule
 constexpr int kRequired = 3;    // fewer: the generator cannot instantiate the rule
 constexpr int kAttempts = 4000; // random draws per rule at most
 
+// The default set and the optional rules shipped beside it (rules/extra/).
 std::vector<RuleSpec> all_rules() {
   try {
-    return default_rules();
+    std::vector<RuleSpec> rules = default_rules();
+    for (auto& r : load_rules_dir(std::string(TENSAT_SOURCE_DIR) + "/rules/extra")) rules.push_back(std::move(r));
+    return rules;
   } catch (...) {
     return {};  // LoaderDefault.LoadsShippedRules reports the error
   }

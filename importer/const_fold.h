@@ -1,0 +1,25 @@
+// Constant folding of an ONNX graph before lowering: every node whose outputs the constant
+// evaluator (const_eval.h) computes from known values becomes an initializer. Known values are
+// initializers (not those that are also graph inputs: a user may override them), Constant
+// nodes and folded nodes; for Shape and Size the static type of the input is enough.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <unordered_map>
+
+#include "lang/types.h"
+
+namespace tensat::detail {
+
+/// Folds the nodes of `g` (default domain, opset `opset`) to a fixpoint: each folded node is
+/// removed and its output becomes an initializer of the same name. `types`: static types of
+/// values known from graph inputs and ONNX shape inference. Identity of a known value aliases
+/// it without a copy (the node stays, lowering removes it). Results without elements are used
+/// for further folding but stay nodes (a weight leaf has no empty dimension). `where` names
+/// the model in errors. Returns the number of nodes removed.
+int fold_constants(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
+                   const std::string& where);
+
+}  // namespace tensat::detail

@@ -1,0 +1,391 @@
+// Unit tests of the constant evaluator (importer/const_eval.h), one or more per operator, with
+// expected values written out by hand (numpy semantics where ONNX follows numpy, C++ integer
+// semantics where ONNX Runtime does).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "importer/const_eval.h"
+
+namespace tensat::const_eval {
+namespace {
+
+WeightData i64(const std::vector<int64_t>& v, Shape s) {
+  WeightData w;
+  w.type = TensorType{DType::I64, std::move(s)};
+  w.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+  return w;
+}
+WeightData scalar(int64_t x) { return i64({x}, {}); }
+WeightData vec(const std::vector<int64_t>& v) { return i64(v, {static_cast<int64_t>(v.size())}); }
+WeightData f32(const std::vector<float>& v, Shape s) {
+  WeightData w;
+  w.type = TensorType{DType::F32, std::move(s)};
+  w.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+  return w;
+}
+WeightData boolean(const std::vector<uint8_t>& v, Shape s) {
+  WeightData w;
+  w.type = TensorType{DType::Bool, std::move(s)};
+  w.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size());
+  return w;
+}
+std::vector<int64_t> ints_of(const WeightData& w) {
+  std::vector<int64_t> v(w.count());
+  if (w.type.dtype == DType::I64) {
+    std::memcpy(v.data(), w.bytes.data(), v.size() * 8);
+  } else if (w.type.dtype == DType::I32) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      int32_t x;
+      std::memcpy(&x, w.bytes.data() + i * 4, 4);
+      v[i] = x;
+    }
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(w.bytes[i]);
+  }
+  return v;
+}
+std::vector<float> floats_of(const WeightData& w) {
+  std::vector<float> v(w.count());
+  std::memcpy(v.data(), w.bytes.data(), v.size() * 4);
+  return v;
+}
+
+struct Call {
+  onnx::NodeProto node;
+  std::vector<WeightData> values;  // kept alive
+  std::vector<std::optional<Operand>> ops;
+  int64_t opset = 13;
+};
+
+Call node(const std::string& op, int inputs) {
+  Call c;
+  c.node.set_op_type(op);
+  c.node.set_name("n");
+  for (int i = 0; i < inputs; ++i) c.node.add_input("i" + std::to_string(i));
+  c.node.add_output("y");
+  c.values.reserve(8);
+  return c;
+}
+void attr_i(Call& c, const std::string& name, int64_t v) {
+  auto* a = c.node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void attr_ints(Call& c, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = c.node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+void value(Call& c, WeightData w) {
+  c.values.push_back(std::move(w));
+  c.ops.push_back(Operand{c.values.back().type, &c.values.back()});
+}
+void type_only(Call& c, TensorType t) { c.ops.push_back(Operand{std::move(t), nullptr}); }
+void absent(Call& c) { c.ops.push_back(std::nullopt); }
+
+WeightData run(const Call& c) {
+  std::string why;
+  auto r = evaluate(c.node, c.opset, c.ops, &why);
+  EXPECT_TRUE(r.has_value()) << c.node.op_type() << ": " << why;
+  if (!r) return {};
+  EXPECT_EQ(r->size(), 1u);
+  return (*r)[0];
+}
+std::string refused(const Call& c) {
+  std::string why;
+  auto r = evaluate(c.node, c.opset, c.ops, &why);
+  EXPECT_FALSE(r.has_value()) << c.node.op_type() << " evaluated";
+  return why;
+}
+
+TEST(ConstEval, ShapeNeedsOnlyTheType) {
+  auto c = node("Shape", 1);
+  type_only(c, TensorType{DType::F32, {2, 3, 4}});
+  WeightData y = run(c);
+  EXPECT_EQ(y.type, (TensorType{DType::I64, {3}}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{2, 3, 4}));
+  auto d = node("Shape", 1);  // opset 15 slice
+  d.opset = 15;
+  attr_i(d, "start", 1);
+  attr_i(d, "end", -1);
+  type_only(d, TensorType{DType::Other, {2, 3, 4, 5}});
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(ConstEval, SizeIsAScalar) {
+  auto c = node("Size", 1);
+  type_only(c, TensorType{DType::F32, {2, 3, 4}});
+  WeightData y = run(c);
+  EXPECT_EQ(y.type.shape, Shape{});
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{24}));
+}
+
+TEST(ConstEval, GatherScalarVectorAndAxis) {
+  auto c = node("Gather", 2);
+  value(c, vec({10, 11, 12, 13, 14}));
+  value(c, scalar(1));
+  WeightData y = run(c);
+  EXPECT_EQ(y.type.shape, Shape{});  // scalar index: rank drops
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{11}));
+  auto d = node("Gather", 2);
+  value(d, vec({10, 11, 12, 13, 14}));
+  value(d, vec({-1, 0}));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{14, 10}));
+  auto e = node("Gather", 2);  // [2,3] along axis 1 with indices [2]
+  attr_i(e, "axis", 1);
+  value(e, i64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  value(e, vec({2, 0}));
+  WeightData ye = run(e);
+  EXPECT_EQ(ye.type.shape, (Shape{2, 2}));
+  EXPECT_EQ(ints_of(ye), (std::vector<int64_t>{3, 1, 6, 4}));
+  auto f = node("Gather", 2);
+  value(f, vec({1, 2}));
+  value(f, scalar(2));
+  EXPECT_NE(refused(f).find("out of range"), std::string::npos);
+}
+
+TEST(ConstEval, UnsqueezeSqueeze) {
+  auto c = node("Unsqueeze", 2);
+  value(c, scalar(7));
+  value(c, vec({0}));
+  WeightData y = run(c);
+  EXPECT_EQ(y.type.shape, (Shape{1}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{7}));
+  auto d = node("Unsqueeze", 1);  // opset 11: axes attribute, negative axis
+  d.opset = 11;
+  attr_ints(d, "axes", {-1});
+  value(d, vec({1, 2, 3}));
+  EXPECT_EQ(run(d).type.shape, (Shape{3, 1}));
+  auto e = node("Squeeze", 2);
+  value(e, i64({1, 2, 3}, {1, 3, 1}));
+  value(e, vec({2}));
+  EXPECT_EQ(run(e).type.shape, (Shape{1, 3}));
+  auto f = node("Squeeze", 1);  // no axes: every 1
+  value(f, i64({1, 2, 3}, {1, 3, 1}));
+  EXPECT_EQ(run(f).type.shape, (Shape{3}));
+  auto g = node("Squeeze", 2);
+  value(g, i64({1, 2, 3}, {1, 3, 1}));
+  value(g, vec({1}));
+  EXPECT_NE(refused(g).find("not 1"), std::string::npos);
+}
+
+TEST(ConstEval, ConcatAxes) {
+  auto c = node("Concat", 3);
+  attr_i(c, "axis", 0);
+  value(c, vec({1}));
+  value(c, vec({-1}));
+  value(c, vec({4, 4}));
+  EXPECT_EQ(ints_of(run(c)), (std::vector<int64_t>{1, -1, 4, 4}));
+  auto d = node("Concat", 2);
+  attr_i(d, "axis", -1);
+  value(d, i64({1, 2, 3, 4}, {2, 2}));
+  value(d, i64({5, 6}, {2, 1}));
+  WeightData y = run(d);
+  EXPECT_EQ(y.type.shape, (Shape{2, 3}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{1, 2, 5, 3, 4, 6}));
+}
+
+TEST(ConstEval, SliceClampsNegativeAndReverse) {
+  auto c = node("Slice", 4);
+  value(c, vec({0, 1, 2, 3, 4, 5}));
+  value(c, vec({-4}));
+  value(c, vec({std::numeric_limits<int64_t>::max()}));
+  value(c, vec({0}));
+  EXPECT_EQ(ints_of(run(c)), (std::vector<int64_t>{2, 3, 4, 5}));
+  auto d = node("Slice", 5);  // reverse with step -2
+  value(d, vec({0, 1, 2, 3, 4, 5}));
+  value(d, vec({-1}));
+  value(d, vec({std::numeric_limits<int64_t>::min()}));
+  value(d, vec({0}));
+  value(d, vec({-2}));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{5, 3, 1}));
+  auto e = node("Slice", 5);  // 2-D, axis 1, absent axes means 0..n-1: here given
+  value(e, i64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  value(e, vec({1}));
+  value(e, vec({3}));
+  value(e, vec({1}));
+  absent(e);
+  WeightData y = run(e);
+  EXPECT_EQ(y.type.shape, (Shape{2, 2}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{2, 3, 5, 6}));
+  auto f = node("Slice", 1);  // opset 9: attributes
+  f.opset = 9;
+  attr_ints(f, "starts", {1});
+  attr_ints(f, "ends", {2});
+  value(f, vec({7, 8, 9}));
+  EXPECT_EQ(ints_of(run(f)), (std::vector<int64_t>{8}));
+}
+
+TEST(ConstEval, CastTruncatesAndRefusesWhatDoesNotFit) {
+  auto c = node("Cast", 1);
+  attr_i(c, "to", onnx::TensorProto::INT64);
+  value(c, f32({2.7f, -2.7f, 0.0f}, {3}));
+  EXPECT_EQ(ints_of(run(c)), (std::vector<int64_t>{2, -2, 0}));
+  auto d = node("Cast", 1);
+  attr_i(d, "to", onnx::TensorProto::INT32);
+  value(d, f32({std::nanf("")}, {1}));
+  EXPECT_NE(refused(d).find("does not fit"), std::string::npos);
+  auto e = node("Cast", 1);
+  attr_i(e, "to", onnx::TensorProto::FLOAT);
+  value(e, vec({3, -5}));
+  EXPECT_EQ(floats_of(run(e)), (std::vector<float>{3.0f, -5.0f}));
+  auto f = node("Cast", 1);
+  attr_i(f, "to", onnx::TensorProto::BOOL);
+  value(f, vec({0, 4}));
+  WeightData yf = run(f);
+  EXPECT_EQ(yf.type.dtype, DType::Bool);
+  EXPECT_EQ(ints_of(yf), (std::vector<int64_t>{0, 1}));
+  auto g = node("Cast", 1);
+  attr_i(g, "to", onnx::TensorProto::FLOAT16);
+  value(g, vec({1}));
+  EXPECT_NE(refused(g).find("cast to"), std::string::npos);
+}
+
+TEST(ConstEval, RangeIntegersOnly) {
+  auto c = node("Range", 3);
+  value(c, scalar(0));
+  value(c, scalar(10));
+  value(c, scalar(3));
+  EXPECT_EQ(ints_of(run(c)), (std::vector<int64_t>{0, 3, 6, 9}));
+  auto d = node("Range", 3);
+  value(d, scalar(10));
+  value(d, scalar(0));
+  value(d, scalar(-3));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{10, 7, 4, 1}));
+  auto e = node("Range", 3);  // empty
+  value(e, scalar(5));
+  value(e, scalar(5));
+  value(e, scalar(1));
+  EXPECT_EQ(run(e).type.shape, (Shape{0}));
+  auto f = node("Range", 3);
+  value(f, f32({0.0f}, {}));
+  value(f, f32({1.0f}, {}));
+  value(f, f32({0.25f}, {}));
+  EXPECT_NE(refused(f).find("integer"), std::string::npos);
+}
+
+TEST(ConstEval, ConstantOfShapeAndItsLimit) {
+  auto c = node("ConstantOfShape", 1);
+  value(c, vec({2, 3}));
+  WeightData y = run(c);
+  EXPECT_EQ(y.type, (TensorType{DType::F32, {2, 3}}));
+  EXPECT_EQ(floats_of(y), std::vector<float>(6, 0.0f));
+  auto d = node("ConstantOfShape", 1);
+  auto* a = d.node.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(7);
+  value(d, vec({3}));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{7, 7, 7}));
+  auto e = node("ConstantOfShape", 1);
+  value(e, vec({1000, 1000}));
+  EXPECT_NE(refused(e).find("too large"), std::string::npos);
+}
+
+TEST(ConstEval, ExpandBroadcastsBothWays) {
+  auto c = node("Expand", 2);
+  value(c, i64({1, 2, 3}, {1, 3}));
+  value(c, vec({2, 1}));
+  WeightData y = run(c);
+  EXPECT_EQ(y.type.shape, (Shape{2, 3}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{1, 2, 3, 1, 2, 3}));
+  auto d = node("Expand", 2);
+  value(d, i64({1, 2}, {2, 1}));
+  value(d, vec({3}));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{1, 1, 1, 2, 2, 2}));
+}
+
+TEST(ConstEval, ComparisonsLogicAndWhere) {
+  auto eq = node("Equal", 2);
+  value(eq, vec({1, -1, 4}));
+  value(eq, scalar(-1));
+  WeightData m = run(eq);
+  EXPECT_EQ(m.type.dtype, DType::Bool);
+  EXPECT_EQ(ints_of(m), (std::vector<int64_t>{0, 1, 0}));
+  auto lt = node("Less", 2);
+  value(lt, vec({1, 5}));
+  value(lt, vec({2, 2}));
+  EXPECT_EQ(ints_of(run(lt)), (std::vector<int64_t>{1, 0}));
+  auto no = node("Not", 1);
+  value(no, m);
+  EXPECT_EQ(ints_of(run(no)), (std::vector<int64_t>{1, 0, 1}));
+  // Where(shape == -1, 1, shape): PyTorch's Expand/Reshape shape fix-up.
+  auto w = node("Where", 3);
+  value(w, m);
+  value(w, scalar(1));
+  value(w, vec({1, -1, 4}));
+  EXPECT_EQ(ints_of(run(w)), (std::vector<int64_t>{1, 1, 4}));
+  auto an = node("And", 2);
+  value(an, boolean({1, 1, 0}, {3}));
+  value(an, boolean({1}, {1}));
+  EXPECT_EQ(ints_of(run(an)), (std::vector<int64_t>{1, 1, 0}));
+}
+
+TEST(ConstEval, ArithmeticIntegerAndFloat) {
+  auto add = node("Add", 2);
+  value(add, vec({1, 2, 3}));
+  value(add, scalar(10));
+  EXPECT_EQ(ints_of(run(add)), (std::vector<int64_t>{11, 12, 13}));
+  auto div = node("Div", 2);  // truncation towards zero, as C++ and ONNX Runtime
+  value(div, vec({7, -7}));
+  value(div, vec({2, 2}));
+  EXPECT_EQ(ints_of(run(div)), (std::vector<int64_t>{3, -3}));
+  auto z = node("Div", 2);
+  value(z, vec({7}));
+  value(z, vec({0}));
+  EXPECT_NE(refused(z).find("division by zero"), std::string::npos);
+  auto mul = node("Mul", 2);
+  value(mul, f32({1.5f, -2.0f}, {2}));
+  value(mul, f32({0.1f}, {}));
+  EXPECT_EQ(floats_of(run(mul)), (std::vector<float>{1.5f * 0.1f, -2.0f * 0.1f}));
+  auto sub = node("Sub", 2);
+  value(sub, vec({5}));
+  value(sub, f32({1.0f}, {1}));
+  EXPECT_NE(refused(sub).find("types differ"), std::string::npos);
+  auto neg = node("Neg", 1);
+  value(neg, vec({3, -4}));
+  EXPECT_EQ(ints_of(run(neg)), (std::vector<int64_t>{-3, 4}));
+}
+
+TEST(ConstEval, ReshapeZeroAndMinusOne) {
+  auto c = node("Reshape", 2);
+  value(c, i64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  value(c, vec({0, -1}));
+  EXPECT_EQ(run(c).type.shape, (Shape{2, 3}));
+  auto d = node("Reshape", 2);
+  value(d, i64({1, 2, 3, 4, 5, 6}, {2, 3}));
+  value(d, vec({-1}));
+  EXPECT_EQ(run(d).type.shape, (Shape{6}));
+}
+
+TEST(ConstEval, IdentityConstantAndUnknowns) {
+  auto c = node("Constant", 0);
+  auto* a = c.node.add_attribute();
+  a->set_name("value_ints");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(4);
+  a->add_ints(5);
+  EXPECT_EQ(ints_of(run(c)), (std::vector<int64_t>{4, 5}));
+  auto d = node("Identity", 1);
+  value(d, vec({9}));
+  EXPECT_EQ(ints_of(run(d)), (std::vector<int64_t>{9}));
+  auto e = node("Add", 2);  // an input whose value is unknown
+  type_only(e, TensorType{DType::I64, {1}});
+  value(e, vec({1}));
+  EXPECT_NE(refused(e).find("not a constant"), std::string::npos);
+  auto f = node("Softmax", 1);
+  value(f, f32({1.0f}, {1}));
+  EXPECT_NE(refused(f).find("not evaluated"), std::string::npos);
+  EXPECT_TRUE(covers("Shape"));
+  EXPECT_FALSE(covers("Softmax"));
+}
+
+}  // namespace
+}  // namespace tensat::const_eval
