@@ -1,4 +1,4 @@
-// E-class analysis: the facts every e-class carries (DESIGN.md, "E-class analysis").
+// E-class analysis: the facts every e-class carries (see egraph/README.md).
 //
 //   type         ValueType from infer_type over the children's class types (the same shape
 //                inference as ir::Graph); all e-nodes of a class have the same type.

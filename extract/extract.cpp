@@ -4,24 +4,20 @@
 #include <cmath>
 
 #include "extract/local_search.h"
+#include "support/enum_names.h"
 
 namespace tensat::extract {
 
+namespace {
+constexpr EnumNames<Method, 3> kMethodNames{{{{Method::Greedy, "greedy"}, {Method::Dag, "dag"}, {Method::Ilp, "ilp"}}}};
+}  // namespace
+
 Method parse_method(const std::string& s) {
-  if (s == "greedy") return Method::Greedy;
-  if (s == "dag") return Method::Dag;
-  if (s == "ilp") return Method::Ilp;
-  throw InputError("unknown extraction method \"" + s + "\" (expected greedy, dag or ilp)");
+  if (const auto m = kMethodNames.parse(s)) return *m;
+  throw InputError("unknown extraction method \"" + s + "\" (expected " + kMethodNames.list(", ") + ")");
 }
 
-std::string to_string(Method m) {
-  switch (m) {
-    case Method::Greedy: return "greedy";
-    case Method::Dag: return "dag";
-    case Method::Ilp: return "ilp";
-  }
-  return "?";
-}
+std::string to_string(Method m) { return std::string(kMethodNames.name(m)); }
 
 ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts) {
   g.validate();

@@ -15,25 +15,22 @@
 #include "extract/lm_cut.h"
 #include "extract/local_search.h"
 #include "extract/reduce.h"
+#include "support/enum_names.h"
 #include "support/stopwatch.h"
 
 namespace tensat::extract {
 
+namespace {
+constexpr EnumNames<OrderConstraints, 3> kOrderNames{
+    {{{OrderConstraints::None, "none"}, {OrderConstraints::Real, "real"}, {OrderConstraints::Integer, "int"}}}};
+}  // namespace
+
 OrderConstraints parse_order(const std::string& s) {
-  if (s == "none") return OrderConstraints::None;
-  if (s == "real") return OrderConstraints::Real;
-  if (s == "int") return OrderConstraints::Integer;
-  throw InputError("unknown order constraints \"" + s + "\" (expected none, real or int)");
+  if (const auto o = kOrderNames.parse(s)) return *o;
+  throw InputError("unknown order constraints \"" + s + "\" (expected " + kOrderNames.list(", ") + ")");
 }
 
-std::string to_string(OrderConstraints o) {
-  switch (o) {
-    case OrderConstraints::None: return "none";
-    case OrderConstraints::Real: return "real";
-    case OrderConstraints::Integer: return "int";
-  }
-  return "?";
-}
+std::string to_string(OrderConstraints o) { return std::string(kOrderNames.name(o)); }
 
 double ilp_budget_s(const ExtractGraph& g, const IlpOptions& opts) {
   const double b = opts.budget_s >= 0.0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bundles the built binaries with the non-CUDA shared libraries they need into bundle/ (an
-# ignored folder), so they run on the lent GPU machine, which has CUDA, cuDNN and cuBLAS
+# ignored folder), so they run on a GPU machine that has CUDA, cuDNN and cuBLAS
 # (as Python wheels) but none of our Debian packages and no network.
 #
 #   scripts/bundle-gpu.sh [-b BUILD_DIR] [NAME...]

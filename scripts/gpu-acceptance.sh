@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The acceptance measurements of issue #14 on a lent GPU (gpu_cost/README.md): for each model,
+# The acceptance measurements of issue #14 on a GPU machine (gpu_cost/README.md): for each model,
 # onnx-tensat with --measure on in three separate processes, then the independent timing of the
 # original and the written model through PyTorch (tools/torch_time.py), then the table
 # (tools/acceptance_table.py).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The one command line to run on the lent GPU machine (see gpu_cost/README.md): runs the
+# The one command line to run on a GPU machine (see gpu_cost/README.md): runs the
 # GPU tests of every bundled test binary from bundle/ (made here by scripts/bundle-gpu.sh)
-# and writes the logs to $OUT (the device tool's result folder; ./gpu-out elsewhere).
+# and writes the logs to $OUT (default ./gpu-out).
 #
 #   scripts/run-gpu-tests.sh [GTEST_FILTER]     default filter: Gpu* (the GPU suites)
 #
-# Files written (the device tool returns at most 8): gpu-env.log (nvidia-smi, library
+# Files written: gpu-env.log (nvidia-smi, library
 # resolution), gpu-tests.log (all test output), gpu-summary.txt (one line per binary),
 # gpu-cost-cache.json (the costs measured by the tests' cuda model, if any).
 #

@@ -2,7 +2,7 @@
 """Benchmark driver: the paper's tables for onnx-tensat on the eight benchmark models.
 
 Runs `onnx-tensat` with --report on each model and prints markdown tables beside the
-TENSAT paper's numbers (../shared/BENCHMARKS.md): optimization time (explore, extract), cost
+TENSAT paper's numbers (Yang et al., MLSys 2021, Tables 2-4): optimization time (explore, extract), cost
 before/after and speedup, e-graph size; greedy vs ILP; k_multi 0, 1, 2; efficient vs vanilla
 cycle filtering; ILP with vs without order constraints; optionally peers (onnxsim,
 onnxoptimizer, ONNX Runtime's offline optimizer) costed by the same cost model.
@@ -13,12 +13,17 @@ speedup roofline predicts for its own choice, and that choice priced by the main
 (onnx-tensat --iter-limit 0 on roofline's output), i.e. what deciding by roofline gives up.
 
 usage: tools/bench.py --bin build/tools/onnx-tensat --models build/models [--tables main,extract,kmulti,filter,order,peers,rules]
-       [--repeat 3] [--models-list bert,nasrnn] [--extra "--cost-model roofline"] [--ablation ""] [--out results.json]
+       [--repeat 3] [--models-list bert,nasrnn] [--extra "--cost-model roofline"] [--ablation ""]
+       [--write docs/benchmarks.md]
+--write puts the tables (and the command that made them) into that markdown file between the
+markers <!-- bench:begin --> and <!-- bench:end -->, replacing what was there.
 Benchmarks report numbers; they assert nothing.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import statistics
@@ -27,7 +32,7 @@ import sys
 import tempfile
 import time
 
-MODELS = ["nasrnn", "bert", "resnext50", "nasneta", "squeezenet", "vgg19", "inceptionv3", "resnet50"]
+MODELS = ["nasrnn", "bert", "resnext50", "nasneta", "squeezenet", "vgg19", "inceptionv3", "resnet50", "densenet"]
 PAPER = {  # TASO search (s), TENSAT total, explore, extract (s), TASO speedup %, TENSAT speedup %
     "nasrnn": (177.3, 0.5, 0.10, 0.37, 45.4, 68.9),
     "bert": (13.6, 1.4, 0.83, 0.60, 8.5, 9.2),
@@ -37,6 +42,7 @@ PAPER = {  # TASO search (s), TENSAT total, explore, extract (s), TASO speedup %
     "vgg19": (8.9, 0.4, 0.42, 0.02, 8.9, 8.9),
     "inceptionv3": (68.6, 5.1, 4.38, 0.75, 6.3, 10.0),
     "resnet50": (None, None, None, None, 0.0, 0.0),
+    "densenet": (None, None, None, None, None, None),  # not in the paper (concat-heavy regression check)
 }
 
 
@@ -116,7 +122,7 @@ def table_main(a, models):
             cells = f" | {own} | {under_main}"
         print(f"| {m} | {r['times']['explore']:.3f} | {r['times']['extract']:.3f} | {fmt(p[2], 2)} / {fmt(p[3], 2)} "
               f"| {e['nodes']} | {e['classes']} | {e['iterations']} | {e['stop_reason']} | {r['cost_before']:.4f} "
-              f"| {r['cost_after']:.4f} | {speed(r)} | {fmt(p[5], 1)}% | {misses} | {r['extraction']['method']} "
+              f"| {r['cost_after']:.4f} | {speed(r)} | {fmt(p[5], 1)}{'%' if p[5] is not None else ''} | {misses} | {r['extraction']['method']} "
               f"{r['extraction']['status']} | {r['verify']['passed']}{cells} |")
     if res:
         any_r = next((r for r in res.values() if "error" not in r), None)
@@ -218,7 +224,36 @@ def main():
     ap.add_argument("--extra", default="")
     ap.add_argument("--ablation", default="--cost-model roofline --device-profile t4",
                     help='flags of the main table\'s ablation columns ("" = none)')
+    ap.add_argument("--write", default="", help="markdown file whose bench:begin/end section gets the tables")
     a = ap.parse_args()
+    if not a.write:
+        run_tables(a)
+        return
+    buf = io.StringIO()
+
+    class Tee(io.TextIOBase):
+        def write(self, x):
+            buf.write(x)
+            return sys.__stdout__.write(x)
+
+    with contextlib.redirect_stdout(Tee()):
+        run_tables(a)
+    write_section(a.write, buf.getvalue())
+
+
+def write_section(path, text):
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    doc = open(path).read() if os.path.exists(path) else f"# Benchmarks\n\n{begin}\n{end}\n"
+    if begin not in doc or end not in doc:
+        sys.exit(f"{path}: no {begin} ... {end} section")
+    head, rest = doc.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    with open(path + ".tmp", "w") as f:
+        f.write(head + begin + "\n" + text.strip() + "\n" + end + tail)
+    os.replace(path + ".tmp", path)
+
+
+def run_tables(a):
     a.extra = a.extra.split()
     a.ablation = a.ablation.split()
     models = [m for m in a.models_list.split(",") if m]
@@ -226,7 +261,7 @@ def main():
         if not os.path.exists(os.path.join(a.models, m + ".onnx")):
             sys.exit(f"missing {m}.onnx in {a.models}: run onnx-tensat-gen {a.models}")
     tables = a.tables.split(",")
-    print(f"machine: {os.cpu_count()} cores; command: {' '.join(sys.argv)}")
+    print(f"machine: {os.cpu_count()} cores; command: `{' '.join(sys.argv)}`")
     if "main" in tables:
         table_main(a, models)
     if "extract" in tables:

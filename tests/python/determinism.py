@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The same input and flags give the same output bytes (DESIGN.md, "Command line").
+"""The same input and flags give the same output bytes.
 
 usage: determinism.py ONNX_TENSAT MODEL.onnx...
 """
