@@ -29,7 +29,7 @@ fi
 
 # CUDA is optional: with the toolkit (nvcc, cuDNN, cuBLAS; e.g. at /usr/local/cuda) the build
 # includes the GPU executor and the cuda cost model; without it, everything else.
-if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
+if [ -x /usr/local/cuda/bin/nvcc ] || { p=$(command -v nvcc 2>/dev/null) && [ -x "$p" ]; }; then
   echo "install-deps: CUDA toolkit found: the GPU executor will be built"
 else
   echo "install-deps: no CUDA toolkit: building without the GPU executor (table/roofline cost models, CPU verification)"
