@@ -159,9 +159,12 @@ Condition compile_condition(const SExpr& e, const VarTable& vars) {
     arity(1);
     c.kind = name == "weight-only" ? K::WeightOnly : K::NotWeightOnly;
     c.a = var(1);
-  } else if (name == "same-shape" || name == "kernel-le" || name == "distinct") {
+  } else if (name == "same-shape" || name == "kernel-le" || name == "distinct" || name == "ordered") {
     arity(2);
-    c.kind = name == "same-shape" ? K::SameShape : name == "kernel-le" ? K::KernelLe : K::Distinct;
+    c.kind = name == "same-shape"  ? K::SameShape
+             : name == "kernel-le" ? K::KernelLe
+             : name == "distinct"  ? K::Distinct
+                                   : K::Ordered;
     c.a = var(1);
     c.b = var(2);
   } else if (name == "rank") {
@@ -200,6 +203,7 @@ std::string Condition::str(const VarTable& vars) const {
     case K::KernelLe: return "(kernel-le " + v(a) + " " + v(b) + ")";
     case K::Groups: return "(groups " + v(a) + " " + v(b) + " " + (g_var >= 0 ? v(g_var) : std::to_string(n1)) + ")";
     case K::Distinct: return "(distinct " + v(a) + " " + v(b) + ")";
+    case K::Ordered: return "(ordered " + v(a) + " " + v(b) + ")";
   }
   return "?";
 }
@@ -247,6 +251,7 @@ bool check_condition(const EGraph& eg, const Condition& c, const EClassId* subst
       return g == c.n1;
     }
     case K::Distinct: return eg.find(subst[c.a]) != eg.find(subst[c.b]);
+    case K::Ordered: return eg.find(subst[c.a]) < eg.find(subst[c.b]);
   }
   return false;
 }

@@ -59,7 +59,7 @@ struct Pattern {
 Pattern compile_pattern(const SExpr& e, VarTable& vars, bool rhs);
 
 struct Condition {
-  enum class Kind : uint8_t { WeightOnly, NotWeightOnly, SameShape, Rank, Kernel, KernelLe, Groups, Distinct };
+  enum class Kind : uint8_t { WeightOnly, NotWeightOnly, SameShape, Rank, Kernel, KernelLe, Groups, Distinct, Ordered };
   Kind kind = Kind::WeightOnly;
   int a = -1, b = -1;      ///< variable indices
   int64_t n1 = 0, n2 = 0;  ///< literal integers (rank N, kernel KH KW, groups G)

@@ -293,6 +293,26 @@ ApplyOutcome Applier::apply(EGraph& eg, const Rewrite& rw, const EClassId* roots
     changed = changed || eg.num_nodes() != before;
     changed = eg.merge_checked(roots[i], r, rw.name) || changed;
   }
+  // A multi-pattern side that is one part of a split, (split_i (split AXIS POS t)), also gets
+  // the other part: a split is one tuple-valued operation (TENSAT's split), and rules that
+  // read a part of a merged product (matmul-split0-weight after matmul-merge3) need it to
+  // exist. The sibling is a new class nothing points to: it can close no cycle.
+  if (n > 1) {
+    for (size_t i = 0; i < n; ++i) {
+      const Pattern& pat = rw.rhs[i];
+      const PatNode& top = pat.nodes.back();
+      if (top.kind != PatNode::Kind::Op || (top.op != Op::Split0 && top.op != Op::Split1)) continue;
+      const Slot& part = plans_[i].slots[static_cast<size_t>(plans_[i].root)];
+      if (part.nkids != 1) continue;  // the part existed: planned as its class, no children
+      const EClassId split = plans_[i].slots[static_cast<size_t>(part.kids[0])].cls;
+      ENode sib;
+      sib.op = top.op == Op::Split0 ? Op::Split1 : Op::Split0;
+      sib.children.push_back(eg.find(split));
+      const size_t before = eg.num_nodes();
+      EClassId c;
+      if (eg.try_add(std::move(sib), &c)) changed = changed || eg.num_nodes() != before;
+    }
+  }
   return changed ? ApplyOutcome::Applied : ApplyOutcome::Unchanged;
 }
 

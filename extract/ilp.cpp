@@ -93,6 +93,44 @@ struct Progress {
   void raise_restricted(double b, const char* who) { raise(std::min(cap, b), who); }
 };
 
+// A second start, guided by the bound (phase 3b): the extraction that is cheapest in the
+// landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
+// every landmark), so one with little residual cost is near the bound; when its real cost
+// meets the bound, it is optimal and neither the LP nor CBC runs (NasRNN: 0.146 -> 0.029 s).
+// Greedy DAG on the residual costs, then the local search on the real costs, both without
+// the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
+// better on the benchmark e-graphs). Returns an empty choice when nothing better than `incumbent_cost` came out.
+Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm,
+                    double incumbent_cost) {
+  ExtractGraph restricted = g;
+  std::vector<double> residual_cost(g.nodes.size());
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
+    const uint32_t a = task.action_of(n);
+    double c = g.nodes[n].cost;
+    if (a != RelaxedTask::kNone) {
+      if (!lm.enabled(a)) c = kInf;
+      residual_cost[n] = std::isfinite(c) ? std::max(0.0, lm.residual()[a]) : kInf;
+    } else if (!red.class_free[g.nodes[n].eclass]) {
+      c = kInf;  // dropped by the reduction (a kept node replaces it)
+      residual_cost[n] = kInf;
+    } else {
+      residual_cost[n] = c;  // a free class's node: what map_to_reduced fills in anyway
+    }
+    restricted.nodes[n].cost = c;
+  }
+  ExtractGraph by_residual = restricted;
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n) by_residual.nodes[n].cost = residual_cost[n];
+  Choice best;
+  try {
+    const ExtractResult d = extract_greedy_dag(by_residual);
+    ExtractResult l = improve_local(restricted, d.choice);
+    if (dag_cost(g, l.choice) < incumbent_cost) best = std::move(l.choice);
+  } catch (const InputError&) {
+    // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays
+  }
+  return best;
+}
+
 // Phases 2-3 (see ilp.h): LM-cut, then elimination. Returns the nodes kept for the ILP
 // (per node; all alive nodes when landmarks are off) and fills `landmarks` (as nodes).
 std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Progress& p,
@@ -134,6 +172,18 @@ std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& re
                 task.actions() - 1, std::min(threshold, lm.bound()));
   for (uint32_t a = 0; a < task.goal_action(); ++a)
     if (!lm.enabled(a)) keep[task.node_of(a)] = 0;
+  if (!p.closed()) {
+    Choice guided = guided_start(g, red, task, lm, p.cost);
+    if (!guided.empty()) {
+      if (p.opts.reduce) guided = map_to_reduced(g, red, guided);
+      const double c = dag_cost(g, guided);
+      spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), c, p.cost);
+      if (c < p.cost) {  // a warm start still: `improved` is for what the ILP finds
+        p.incumbent = std::move(guided);
+        p.cost = c;
+      }
+    }
+  }
   res.landmarks = cuts.size();
   landmarks.reserve(cuts.size());
   for (const auto& cut : cuts) {

@@ -151,7 +151,9 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // ---- extract ----------------------------------------------------------------------------
   t.restart();
   const ENodePrices prices = costing.price(eg);
+  rep.times["extract.price"] = t.seconds();
   ExtractView view = to_extract_graph(eg, root, prices.cost);
+  rep.times["extract.graph"] = t.seconds() - rep.times["extract.price"];
   if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
   extract::ExtractOptions eo;
   eo.method = o.extract;

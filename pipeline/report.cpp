@@ -206,8 +206,8 @@ void PipelineReport::print(FILE* out) const {
   else
     std::fprintf(out, "verification: off\n");
   auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
-  std::fprintf(out, "time: import %.3f s, explore %.3f s, extract %.3f s, export %.3f s, verify %.3f s, ", tm("import"),
-               tm("explore"), tm("extract"), tm("export"), tm("verify"));
+  std::fprintf(out, "time: import %.3f s, explore %.3f s, extract %.3f s (pricing %.3f s), export %.3f s, verify %.3f s, ",
+               tm("import"), tm("explore"), tm("extract"), tm("extract.price"), tm("export"), tm("verify"));
   if (times.count("measure")) std::fprintf(out, "measure %.3f s, ", tm("measure"));
   std::fprintf(out, "total %.3f s\n", tm("total"));
 }

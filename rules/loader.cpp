@@ -240,7 +240,7 @@ struct Checker {
     if (name == "weight-only" || name == "not-weight-only") {
       arity(1);
       need_var(1);
-    } else if (name == "same-shape" || name == "kernel-le" || name == "distinct") {
+    } else if (name == "same-shape" || name == "kernel-le" || name == "distinct" || name == "ordered") {
       arity(2);
       need_var(1);
       need_var(2);
@@ -261,7 +261,7 @@ struct Checker {
       else need_int(3, 1);
     } else {
       error("unknown condition '" + name + "' (known: weight-only, not-weight-only, same-shape, rank, kernel, "
-            "kernel-le, groups, distinct)");
+            "kernel-le, groups, distinct, ordered)");
     }
   }
 };
@@ -298,7 +298,8 @@ void check_spec(const RuleSpec& s, const std::string& prefix) {
 
 const std::vector<std::string>& known_conditions() {
   static const std::vector<std::string> k = {"weight-only", "not-weight-only", "same-shape", "rank",
-                                             "kernel",      "kernel-le",       "groups",     "distinct"};
+                                             "kernel",      "kernel-le",       "groups",     "distinct",
+                                             "ordered"};
   return k;
 }
 

@@ -109,5 +109,78 @@ TEST(MultiPattern, QKVStaysTwoWayWithKMulti1) {
   EXPECT_FALSE(matmul_class_of_shape(b.eg, {8, 48}));
 }
 
+
+// matmul-merge3 (rules/matmul.rules) with the split0 link: at k_multi 1, Q, K and V end up as
+// parts of one three-way product. The third side writes only (split_1 (split 1 M)); the
+// engine adds its sibling (split_0 ...), which the link rule needs to find.
+Rewrite matmul_merge3() {
+  return compile_rewrite(testing::spec(
+      "matmul-merge3",
+      {"(matmul ?act ?x ?w1 none)", "(matmul ?act ?x ?w2 none)", "(matmul ?act ?x ?w3 none)"},
+      {"(split_0 (split 1 (matmul ?act ?x (concat 1 ?w1 ?w2) none)))",
+       "(split_1 (split 1 (matmul ?act ?x (concat 1 ?w1 ?w2) none)))",
+       "(split_1 (split 1 (matmul ?act ?x (concat 1 (concat 1 ?w1 ?w2) ?w3) none)))"},
+      {"(ordered ?w1 ?w2)", "(ordered ?w2 ?w3)"}));
+}
+Rewrite split0_weight() {
+  return testing::rule("matmul-split0-weight", "(split_0 (split 1 (matmul ?act ?x (concat 1 ?a ?b) none)))",
+                       "(matmul ?act ?x ?a none)");
+}
+
+TEST(MultiPattern, QKVMergesThreeWayWithKMulti1) {
+  Built b;
+  build_qkv(b);
+  std::vector<Rewrite> rules{matmul_merge3(), split0_weight()};
+  RunReport rep = Runner(b.eg).with_iter_limit(4).with_k_multi(1).run(rules);
+  ASSERT_EQ(b.eg.check_invariants(), "");
+  EXPECT_TRUE(is_acyclic(b.eg));
+  auto three = matmul_class_of_shape(b.eg, {8, 48});
+  ASSERT_TRUE(three);
+  // ordered: one of the 6 orders of (Q, K, V) applies
+  EXPECT_EQ(rep.totals()[0].applied, 1u);
+  EXPECT_EQ(rep.totals()[1].applied, 1u);  // the pair's product became M's left part
+  auto two = matmul_class_of_shape(b.eg, {8, 32});
+  ASSERT_TRUE(two);
+  EXPECT_TRUE(is_split_of(b.eg, *two, *three));
+  int from_three = 0, from_two = 0;
+  for (EClassId t : b.terms) {
+    from_three += is_split_of(b.eg, t, *three) ? 1 : 0;
+    from_two += is_split_of(b.eg, t, *two) ? 1 : 0;
+  }
+  EXPECT_EQ(from_three, 1);
+  EXPECT_EQ(from_two, 2);
+}
+
+TEST(MultiPattern, SplitPartOnAMultiPatternSideAddsItsSibling) {
+  Built b;
+  build_qkv(b);
+  std::vector<Rewrite> rules{matmul_merge3()};
+  Runner(b.eg).with_iter_limit(1).with_k_multi(1).run(rules);
+  auto three = matmul_class_of_shape(b.eg, {8, 48});
+  ASSERT_TRUE(three);
+  bool part0 = false, part1 = false;
+  for (EClassId c : b.eg.class_ids())
+    for (ENodeId n : b.eg.eclass(c).nodes) {
+      const ENode& e = b.eg.node(n);
+      if (e.op != Op::Split0 && e.op != Op::Split1) continue;
+      for (ENodeId m : b.eg.eclass(e.children[0]).nodes)
+        if (b.eg.node(m).op == Op::Split && b.eg.find(b.eg.node(m).children[2]) == b.eg.find(*three))
+          (e.op == Op::Split0 ? part0 : part1) = true;
+    }
+  EXPECT_TRUE(part1);  // written by the rule
+  EXPECT_TRUE(part0);  // added by the engine
+}
+
+TEST(MultiPattern, ThreeProductsWithoutASharedInputDoNotMerge) {
+  Built b;
+  build(b, {"(matmul none (input x@8_16) (weight wq@16_16) none)",
+            "(matmul none (input y@8_16) (weight wk@16_16) none)",
+            "(matmul none (input x@8_16) (weight wv@16_16) none)"});
+  std::vector<Rewrite> rules{matmul_merge3(), split0_weight()};
+  RunReport rep = Runner(b.eg).with_iter_limit(4).with_k_multi(1).run(rules);
+  EXPECT_EQ(rep.totals()[0].applied, 0u);
+  EXPECT_FALSE(matmul_class_of_shape(b.eg, {8, 48}));
+}
+
 }  // namespace
 }  // namespace tensat

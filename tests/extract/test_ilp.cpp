@@ -210,5 +210,25 @@ TEST(Ilp, SolverAbortInTheChildProcessIsSurvived) {
   EXPECT_EQ(a.choice, b.choice);
 }
 
+
+// The pipeline's NasRNN e-graph: the local search's warm start (1.12805) is not optimal; the
+// start guided by LM-cut's residual costs finds the optimum (1.127896), which the LM-cut
+// bound proves, so neither the LP nor CBC runs. CBC alone agrees on the optimum.
+TEST(Ilp, GuidedStartClosesTheBoundWithoutCbc) {
+  const ExtractGraph g =
+      read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_nasrnn.json").string());
+  const ExtractResult r = extract_ilp(g);
+  EXPECT_EQ(r.status, "optimal");
+  EXPECT_EQ(r.proof, "lm-cut");
+  EXPECT_EQ(r.ilp_rounds, 0);
+  EXPECT_LT(r.dag_cost, r.warm_start_cost - 1e-6);
+  IlpOptions ref = cbc_only();
+  ref.time_limit_s = 60;
+  ref.stall_s = 0;
+  const ExtractResult c = extract_ilp(g, ref);
+  ASSERT_EQ(c.status, "optimal");
+  EXPECT_NEAR(r.dag_cost, c.dag_cost, 1e-9);
+}
+
 }  // namespace
 }  // namespace tensat::extract

@@ -176,6 +176,30 @@ TEST_P(Explore, LinearProjectionsMergeAcrossBiases) {
   EXPECT_GT(q, 0u) << "the Q projection is not part of a merged product";
 }
 
+// The same at k_multi 1 with the shipped rules: all three become parts of one product over
+// the three concatenated weights (matmul-merge3-3d-bias, matmul-split0-weight-3d-bias), not
+// only two (matmul-merge merges products that exist in its round).
+TEST_P(Explore, ThreeProjectionsMergeIntoOneProduct) {
+  const std::string x = "(input x@2_8_16)";
+  auto proj = [&](const std::string& w) {
+    return "(matmul none " + x + " (weight " + w + "@16_16) (weight " + w + "b@16))";
+  };
+  Model m;
+  build(m, {proj("wq"), proj("wk"), proj("wv")});
+  RunReport rep = explore(m, GetParam());
+  EXPECT_GT(applied(rep, "matmul-merge3-3d-bias"), 0u);
+  EXPECT_GT(applied(rep, "matmul-split0-weight-3d-bias"), 0u);
+  const std::string m3 =
+      "(matmul none ?x (concat 1 (concat 1 ?w1 ?w2) ?w3) (concat 0 (concat 0 ?b1 ?b2) ?b3))";
+  const std::string pair = "(split_0 (split 2 ?q " + m3 + "))";
+  for (size_t i = 0; i < 3; ++i) {
+    const size_t n = count_matches(m.eg, "(split_1 (split 2 ?p " + m3 + "))", m.outputs[i]) +
+                     count_matches(m.eg, "(split_0 (split 2 ?p " + pair + "))", m.outputs[i]) +
+                     count_matches(m.eg, "(split_1 (split 2 ?p " + pair + "))", m.outputs[i]);
+    EXPECT_GT(n, 0u) << "projection " << i << " is not a part of the three-way product";
+  }
+}
+
 // Two DenseNet layers (BatchNorm as the importer lowers it after a concat, relu, 1x1, relu,
 // 3x3), the block output the concat of everything. concat-assoc puts the two 3x3 outputs side
 // by side and conv-concat-grouped makes them one grouped convolution over the concatenated
