@@ -88,9 +88,22 @@ ExtractResult extract_greedy(const ExtractGraph& g) {
 
 ExtractResult extract_greedy_dag(const ExtractGraph& g) {
   const auto t0 = std::chrono::steady_clock::now();
-  const GraphIndex index(g);
   std::vector<double> costs(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) costs[i] = g.nodes[i].cost;
+  ExtractResult r;
+  r.method = "dag";
+  r.status = "heuristic";
+  r.gap = r.best_bound = std::nan("");
+  bool fell_back = false;
+  r.choice = greedy_dag_choice(g, costs, &fell_back);
+  if (fell_back) r.status = "fallback-greedy";
+  finish_result(g, r);
+  r.time_s = seconds_since(t0);
+  return r;
+}
+
+Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back) {
+  const GraphIndex index(g);
   CostSetUnion unite(g.classes.size(), costs);
 
   // best[c]: the class's current cost set (has[c] once it has one). A candidate replaces it
@@ -107,7 +120,7 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
     const auto kids = index.kids(n);
     bool ready = true;
     for (ClassIdx k : kids) ready = ready && has[k];
-    if (!ready) continue;
+    if (!ready || !std::isfinite(costs[n])) continue;
     const ClassIdx ec = index.eclass(n);
     const double cost = costs[n], prev = has[ec] ? best[ec].total : kInf;
     if (kids.empty()) {
@@ -136,10 +149,7 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
                 "estimate, {} built",
                 st.calls, st.cut_first, st.cycles, st.cut_approx, st.built);
 
-  ExtractResult r;
-  r.method = "dag";
-  r.status = "heuristic";
-  r.gap = r.best_bound = std::nan("");
+  if (fell_back) *fell_back = false;
   Choice all(g.classes.size(), -1);
   for (ClassIdx root : g.roots)
     if (!has[root])
@@ -149,21 +159,19 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
   for (ClassIdx root : g.roots) sets.push_back(&best[root]);
   const CostSet roots = unite.union_of(sets);
   for (const CostItem& it : roots.items) all[it.cls] = it.node;
-  r.choice = prune_to_roots(g, all);
-  if (!extraction_problem(g, r.choice).empty()) {
+  Choice choice = prune_to_roots(g, all);
+  if (!extraction_problem(g, choice).empty()) {
     // Fall back to each class's own best node.
     Choice per_class(g.classes.size(), -1);
     for (ClassIdx c = 0; c < g.classes.size(); ++c)
       if (has[c]) per_class[c] = best[c].node_of(c);
-    r.choice = prune_to_roots(g, per_class);
-    if (!extraction_problem(g, r.choice).empty()) {
-      r.choice = greedy_tree_choice(g, costs);
-      r.status = "fallback-greedy";
+    choice = prune_to_roots(g, per_class);
+    if (!extraction_problem(g, choice).empty()) {
+      choice = greedy_tree_choice(g, costs);
+      if (fell_back) *fell_back = true;
     }
   }
-  finish_result(g, r);
-  r.time_s = seconds_since(t0);
-  return r;
+  return choice;
 }
 
 }  // namespace tensat::extract

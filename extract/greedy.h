@@ -26,4 +26,10 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
 /// greedy; status "heuristic" or "fallback-greedy".
 ExtractResult extract_greedy_dag(const ExtractGraph& g);
 
+/// Greedy DAG's choice with the given per-node costs instead of the graph's (nodes whose cost
+/// is not finite are never chosen; the ILP's start guided by LM-cut's residual costs).
+/// `fell_back` (if given) tells whether the tree greedy had to replace a cyclic union.
+/// Throws InputError when a root class has no finite acyclic option.
+Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr);
+
 }  // namespace tensat::extract

@@ -118,12 +118,9 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
     }
     restricted.nodes[n].cost = c;
   }
-  ExtractGraph by_residual = restricted;
-  for (NodeIdx n = 0; n < g.nodes.size(); ++n) by_residual.nodes[n].cost = residual_cost[n];
   Choice best;
   try {
-    const ExtractResult d = extract_greedy_dag(by_residual);
-    ExtractResult l = improve_local(restricted, d.choice);
+    ExtractResult l = improve_local(restricted, greedy_dag_choice(g, residual_cost));
     if (dag_cost(g, l.choice) < incumbent_cost) best = std::move(l.choice);
   } catch (const InputError&) {
     // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays

@@ -160,14 +160,19 @@ TEST_P(Explore, BareVariableRightHandSidesMerge) {
 }
 
 // Q/K/V of a transformer encoder as the importer makes them of PyTorch's MatMul + Add(bias):
-// 3-D products with biases. They merge (pairwise at k_multi = 1), biases concatenated.
-TEST_P(Explore, LinearProjectionsMergeAcrossBiases) {
+// three 3-D products of one input, each with a bias.
+std::vector<std::string> qkv_projections() {
   const std::string x = "(input x@2_8_16)";
   auto proj = [&](const std::string& w) {
     return "(matmul none " + x + " (weight " + w + "@16_16) (weight " + w + "b@16))";
   };
+  return {proj("wq"), proj("wk"), proj("wv")};
+}
+
+// They merge pairwise (matmul-merge-3d-bias), biases concatenated.
+TEST_P(Explore, LinearProjectionsMergeAcrossBiases) {
   Model m;
-  build(m, {proj("wq"), proj("wk"), proj("wv")});
+  build(m, qkv_projections());
   RunReport rep = explore(m, GetParam());
   EXPECT_GT(applied(rep, "matmul-merge-3d-bias"), 0u);
   const std::string merged = "(split 2 ?pos (matmul none ?x (concat 1 ?w1 ?w2) (concat 0 ?b1 ?b2)))";
@@ -180,12 +185,8 @@ TEST_P(Explore, LinearProjectionsMergeAcrossBiases) {
 // the three concatenated weights (matmul-merge3-3d-bias, matmul-split0-weight-3d-bias), not
 // only two (matmul-merge merges products that exist in its round).
 TEST_P(Explore, ThreeProjectionsMergeIntoOneProduct) {
-  const std::string x = "(input x@2_8_16)";
-  auto proj = [&](const std::string& w) {
-    return "(matmul none " + x + " (weight " + w + "@16_16) (weight " + w + "b@16))";
-  };
   Model m;
-  build(m, {proj("wq"), proj("wk"), proj("wv")});
+  build(m, qkv_projections());
   RunReport rep = explore(m, GetParam());
   EXPECT_GT(applied(rep, "matmul-merge3-3d-bias"), 0u);
   EXPECT_GT(applied(rep, "matmul-split0-weight-3d-bias"), 0u);
