@@ -4,6 +4,7 @@
 // What the model means is formulation.h's business; this file only drives the solver.
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -14,10 +15,17 @@ class OsiClpSolverInterface;
 namespace tensat::extract {
 
 struct CbcRunOptions {
-  double seconds = 10.0;  ///< CBC's own time limit (wall clock)
-  /// Stall stop: from CBC's first event on, stop when the incumbent has not improved for this
-  /// many seconds (0: off). See extract/README.md, "Stall stop".
-  double stall_s = 0.0;
+  double seconds = 10.0;  ///< CBC's own time limit (wall clock; a safety net, not deterministic)
+  /// Deterministic work limits (extract/README.md, "Budget"). CBC's work is counted at its
+  /// events: iteration_work per simplex iteration of the searching model and its sub-models
+  /// since the last event, plus event_work per event (the root heuristics' and cut
+  /// generators' own work, which CBC does not count as iterations). CBC stops at the first
+  /// event where the work is over work_limit (< 0: no limit), or where work_stall has passed
+  /// since the incumbent last improved (or since the first event; 0: off).
+  int64_t work_limit = -1;
+  int64_t work_stall = 0;
+  double iteration_work = 1.0;
+  double event_work = 0.0;
   /// Stop as soon as the incumbent's objective is at most this (e.g. a proven lower bound:
   /// then the incumbent is optimal). -inf: never.
   double stop_at_objective = -std::numeric_limits<double>::infinity();
@@ -36,12 +44,14 @@ struct CbcOutcome {
   bool proven_optimal = false;
   bool infeasible = false;
   bool stalled = false;         ///< the stall rule ended the search
+  bool out_of_work = false;     ///< work_limit ended the search
   bool reached_target = false;  ///< stop_at_objective ended the search
   double objective = 0.0;
   double bound = -std::numeric_limits<double>::infinity();
   std::vector<double> x;        ///< the best solution's column values (when has_solution)
   std::string failure;          ///< non-empty: the solver process crashed, hung or garbled its result
   double seconds = 0.0;         ///< CBC's own clock at the end
+  int64_t work = 0;             ///< the work counted (CbcRunOptions::work_limit)
 };
 
 /// Solves `model` (columns marked integer as needed) with CBC. The model is copied; the caller's

@@ -48,7 +48,8 @@ nlohmann::json summary_json(const ExtractResult& r) {
   if (r.method == "ilp") {
     j["bound"] = std::isfinite(r.best_bound) ? nlohmann::json(r.best_bound) : nlohmann::json(nullptr);
     j["proof"] = r.proof;
-    j["budget_s"] = r.budget_s;
+    j["work_budget"] = r.work_budget;
+    j["work_used"] = r.work_used;
   }
   return j;
 }

@@ -34,7 +34,7 @@ ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts);
 
 /// {"method", "cost", "time_s", "acyclic", "status", "gap"} (gap null when unknown); for the
 /// ILP also "bound" (the proven lower bound), "proof" (what proved "optimal": lm-cut, lp or
-/// cbc; empty otherwise) and "budget_s".
+/// cbc; empty otherwise) and "work_budget", "work_used".
 nlohmann::json summary_json(const ExtractResult& r);
 
 }  // namespace tensat::extract

@@ -76,7 +76,7 @@ struct ExtractResult {
   double dag_cost = 0.0;         ///< each chosen node counted once
   double tree_cost = 0.0;        ///< the roots' terms expanded as trees (shared subterms repeated)
   std::string method;            ///< greedy | dag | ilp
-  std::string status;            ///< optimal | heuristic | feasible | timeout-best-found | timeout-greedy | ...
+  std::string status;            ///< optimal | heuristic | feasible | budget-best-found | budget-greedy | ...
   double gap = 0.0;              ///< relative optimality gap (ILP), NaN when unknown
   double best_bound = 0.0;       ///< proven lower bound on the DAG cost (ILP), NaN when unknown
   double time_s = 0.0;
@@ -85,7 +85,8 @@ struct ExtractResult {
   int cycle_cuts = 0;            ///< lazy cycle cuts added
   double warm_start_cost = 0.0;  ///< DAG cost of the ILP's warm start
   std::string proof;             ///< what closed the bound: "lm-cut", "lp", "cbc"; empty if open
-  double budget_s = 0.0;         ///< the ILP's budget for proving or improving
+  int64_t work_budget = 0;       ///< the ILP's work budget for proving or improving (ilp.h)
+  int64_t work_used = 0;         ///< the part of it used
   double lm_cut_bound = 0.0;     ///< LM-cut's lower bound (ILP), NaN when not computed
   size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
   size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used

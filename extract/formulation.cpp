@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "extract/cycle_cuts.h"
+#include "extract/work_units.h"
 
 namespace tensat::extract {
 
@@ -247,7 +249,7 @@ int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, s
   return added;
 }
 
-double IlpModel::separate(Clock::time_point deadline, Clock::time_point lp_deadline, int max_rounds) {
+double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int max_rounds) {
   // The landmark rows go in before the first solve, which is then dual simplex from the
   // slack basis (dual feasible: every cost is >= 0). Against the primal solve from a crash
   // basis followed by the violated landmark rows and a dual re-solve (both to the same LP
@@ -276,42 +278,52 @@ double IlpModel::separate(Clock::time_point deadline, Clock::time_point lp_deadl
   }
   flush_cuts();
   double obj = -COIN_DBL_MAX;
-  // Every LP solve stops at lp_deadline (CLP's wall-clock limit); an unfinished solve gives
-  // no bound. The limit is lifted again for CBC.
+  // Every LP solve stops after the iterations left (CLP's iteration limit) or at the deadline
+  // (its wall-clock limit); an unfinished solve gives no bound. Both limits are lifted again
+  // for CBC.
   struct Unlimit {
     OsiClpSolverInterface& s;
-    ~Unlimit() { s.getModelPtr()->setMaximumWallSeconds(-1.0); }
-  } unlimit{solver_};
+    int max_iterations;
+    ~Unlimit() {
+      s.getModelPtr()->setMaximumWallSeconds(-1.0);
+      s.setIntParam(OsiMaxNumIteration, max_iterations);
+    }
+  } unlimit{solver_, 0};
+  solver_.getIntParam(OsiMaxNumIteration, unlimit.max_iterations);
   auto solve = [&](bool first) {
-    const double left = std::chrono::duration<double>(lp_deadline - Clock::now()).count();
-    if (left <= 0.0) return false;
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    const double per_iteration = iteration_work(solver_.getNumRows());
+    const double iterations = std::floor(static_cast<double>(work_left) / per_iteration);
+    if (left <= 0.0 || iterations < 1.0) return false;
     solver_.getModelPtr()->setMaximumWallSeconds(left);
+    solver_.setIntParam(OsiMaxNumIteration,
+                        static_cast<int>(std::min(iterations, static_cast<double>(std::numeric_limits<int>::max()))));
     if (first) solver_.initialSolve(); else solver_.resolve();
+    work_left -= static_cast<int64_t>(std::ceil(per_iteration * solver_.getIterationCount()));
+    spdlog::debug("ilp: LP solve: {} iterations, {} work left, optimal {}", solver_.getIterationCount(), work_left,
+                  solver_.isProvenOptimal());
     return solver_.isProvenOptimal();
   };
-  for (int round = 0; round < max_rounds && Clock::now() < deadline; ++round) {
-    if (!solve(round == 0)) return -COIN_DBL_MAX;
-    const double prev = obj;
-    obj = solver_.getObjValue();
-    // A round whose rows left the LP objective where it was ends the separation (on the
-    // 50k-node e-graphs the rounds after that changed the bound by 1e-16 and cost a resolve,
-    // 0.05-0.3 s, each).
-    if (round > 0 && obj <= prev + 1e-9 * std::max(1.0, std::abs(obj))) {
-      spdlog::debug("ilp: separation round {}: LP {}, no better than the last round: stop", round, obj);
-      break;
-    }
+  if (!solve(true)) return -COIN_DBL_MAX;
+  obj = solver_.getObjValue();
+  for (int round = 0; round < max_rounds; ++round) {
     const double* x = solver_.getColSolution();
     std::vector<int> rstart{0}, rind;
     std::vector<double> rval, rlb, rub;
     const int added = separate_requirements(x, rstart, rind, rval, rlb, rub);
-    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} iterations", round, obj,
-                  added, solver_.getIterationCount());
+    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows", round, obj, added);
     if (added == 0) break;
     solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
     separated_rows_ += added;
-    if (round + 1 == max_rounds || Clock::now() >= deadline) {
-      // The rows stay in the model for CBC; report the bound they give only if solved.
-      if (solve(false)) obj = std::max(obj, solver_.getObjValue());
+    const double prev = obj;
+    if (!solve(false)) return prev;  // the rows stay (CBC needs them solved: lp_solved() is false)
+    obj = std::max(prev, solver_.getObjValue());
+    // A round whose rows left the LP objective where it was ends the separation (on the
+    // 50k-node e-graphs the rounds after that changed the bound by 1e-16 and cost a resolve,
+    // 0.05-0.3 s, each).
+    if (obj <= prev + 1e-9 * std::max(1.0, std::abs(obj))) {
+      spdlog::debug("ilp: separation round {}: LP {}, no better than the last round: stop", round, obj);
+      break;
     }
   }
   return obj;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <set>
 #include <vector>
 
@@ -46,12 +47,18 @@ class IlpModel {
   /// by separate() before its first solve. Nodes without a column are ignored.
   void set_landmarks(std::vector<std::vector<NodeIdx>> landmarks);
 
-  /// The landmark rows, then cutting-plane rounds on the LP relaxation (see the file comment):
-  /// solve, add the violated node-level requirement rows, re-solve, until none is violated, a round
-  /// does not raise the LP bound, max_rounds or `deadline` (no new round starts after it). No
-  /// LP solve runs past lp_deadline. Returns the last LP bound (-COIN_DBL_MAX when the LP was
-  /// not solved to optimality).
-  double separate(Clock::time_point deadline, Clock::time_point lp_deadline, int max_rounds);
+  /// The landmark rows, then the LP relaxation and up to max_rounds cutting-plane rounds on it
+  /// (see the file comment): add the violated node-level requirement rows, re-solve, until none
+  /// is violated or a round does not raise the LP bound. Every LP solve is capped by the work left in
+  /// `work_left` (work_units.h; deterministic: the same model gives the same result however
+  /// loaded the machine is), which the work used is taken from, and by the wall-clock
+  /// `deadline` (a safety net). Returns the last LP bound (-COIN_DBL_MAX when the LP was not
+  /// solved to optimality).
+  double separate(int64_t& work_left, Clock::time_point deadline, int max_rounds);
+  /// Whether the LP as it stands (all rows added so far) was last solved to optimality: CBC
+  /// then starts from its basis; otherwise CBC would solve it again from scratch, unbounded
+  /// by the work budget.
+  bool lp_solved() const { return solver_.isProvenOptimal(); }
 
   /// Queues "not every class of this cycle keeps its cycle edge"; false if already present.
   /// The queued rows reach the LP in one addRows() (flush_cuts(), also in lp()).

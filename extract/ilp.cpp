@@ -15,6 +15,7 @@
 #include "extract/lm_cut.h"
 #include "extract/local_search.h"
 #include "extract/reduce.h"
+#include "extract/work_units.h"
 #include "support/enum_names.h"
 #include "support/stopwatch.h"
 
@@ -32,11 +33,9 @@ OrderConstraints parse_order(const std::string& s) {
 
 std::string to_string(OrderConstraints o) { return std::string(kOrderNames.name(o)); }
 
-double ilp_budget_s(const ExtractGraph& g, const IlpOptions& opts) {
-  const double b = opts.budget_s >= 0.0
-                       ? opts.budget_s
-                       : std::max(opts.min_budget_s, opts.budget_per_node_s * static_cast<double>(g.nodes.size()));
-  return std::min(b, opts.time_limit_s);
+int64_t ilp_work_budget(const ExtractGraph& g, const IlpOptions& opts) {
+  if (opts.work >= 0) return opts.work;
+  return std::max(opts.min_work, static_cast<int64_t>(opts.work_per_node * static_cast<double>(g.nodes.size())));
 }
 
 namespace {
@@ -128,8 +127,10 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
   return best;
 }
 
-// Phases 2-3 (see ilp.h): LM-cut, then elimination. Returns the nodes kept for the ILP
-// (per node; all alive nodes when landmarks are off) and fills `landmarks` (as nodes).
+// Phases 2-3 (see ilp.h): LM-cut, then elimination, both run to the end (they are
+// deterministic and polynomial; `deadline` is the call's wall-clock safety net). Returns the
+// nodes kept for the ILP (per node; all alive nodes when landmarks are off) and fills
+// `landmarks` (as nodes).
 std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Progress& p,
                                       ExtractResult& res, std::vector<std::vector<NodeIdx>>& landmarks,
                                       Clock::time_point t0, Clock::time_point deadline) {
@@ -217,19 +218,19 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                 "local search {} in {:.3f} s)",
                 seconds_since(t0), p.cost, greedy.dag_cost, greedy.time_s, dag.dag_cost, dag.time_s,
                 local.dag_cost, local.time_s);
-  // The budget starts after the warm start (which is always computed).
-  res.budget_s = ilp_budget_s(g, opts);
-  const auto budget_end = std::min(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                       std::chrono::duration<double>(res.budget_s)),
-                                   t0 + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(opts.time_limit_s)));
-  auto left_s = [&] { return std::chrono::duration<double>(budget_end - Clock::now()).count(); };
+  // The budget starts after the warm start (which is always computed). The wall-clock time
+  // limit is only a safety net: every phase that could run long is capped by counted work.
+  res.work_budget = ilp_work_budget(g, opts);
+  int64_t work_left = res.work_budget;
+  const auto hard_end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.time_limit_s));
+  auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
 
   std::vector<std::vector<NodeIdx>> landmarks;
-  const std::vector<char> keep = bound_and_eliminate(g, red, p, res, landmarks, t0, budget_end);
+  const std::vector<char> keep = bound_and_eliminate(g, red, p, res, landmarks, t0, hard_end);
 
   std::string status;
-  bool stalled = false;  // the last CBC round was ended by the stall rule
+  const char* why_open = "budget";  // what ended the search when the bound stays open
   int cycle_cuts = 0;
   if (!p.closed()) {
     const Reduction ilp_red = res.eliminated > 0 ? restrict_nodes(g, red, keep) : red;
@@ -239,25 +240,29 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     if (model.num_x() == 0) {
       // Every class left is free: the (mapped) warm start is the only extraction left.
       p.raise_restricted(p.cost, "lp");
-    } else if (opts.separation_rounds > 0) {
-      // At most 30% of the budget.
-      const auto sep_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(0.3 * std::max(left_s(), 0.0)));
-      p.raise_restricted(model.separate(sep_end, budget_end, opts.separation_rounds), "lp");
+    } else {
+      p.raise_restricted(model.separate(work_left, hard_end, opts.separation_rounds), "lp");
     }
     spdlog::debug("ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated, {} landmark "
                   "rows), {} cycle cuts before solving; bound {}",
                   seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(),
                   model.separated_rows(), model.landmark_rows(), model.cycle_cuts(), p.bound);
 
-    const double stall_s = opts.stall_s < 0.0 ? std::max(0.3, 0.03 * opts.time_limit_s) : opts.stall_s;
+    const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
     for (int round = 0; round < opts.max_rounds && !p.closed(); ++round) {
       // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
       const double left = 0.9 * left_s() - 0.01;
-      if (left <= 0.0) break;
+      if (left <= 0.0) {
+        why_open = "timeout";
+        break;
+      }
+      if (work_left <= 0 || !model.lp_solved()) break;  // CBC would re-solve the LP unbounded
       CbcRunOptions run;
       run.seconds = left;
-      run.stall_s = stall_s;
+      run.work_limit = work_left;
+      run.work_stall = stall_work;
+      run.iteration_work = iteration_work(model.rows());
+      run.event_work = event_work(model.rows());
       // The incumbent is optimal once it is within the tolerance of the bound proven so far.
       run.stop_at_objective = p.bound / (1.0 - opts.optimality_tolerance);
       run.threads = opts.threads;
@@ -272,7 +277,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         status = p.improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
         break;
       }
-      stalled = out.stalled;
+      work_left -= out.work;
+      why_open = out.stalled ? "stalled" : (out.out_of_work || out.reached_target) ? "budget" : "timeout";
       res.ilp_rounds = round + 1;
       // Every round solves a relaxation of the (restricted) problem: a valid bound.
       if (std::isfinite(out.bound)) p.raise_restricted(out.bound, "cbc");
@@ -323,9 +329,10 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   if (p.closed()) {
     status = "optimal";
   } else if (status.empty()) {
-    const std::string why = stalled ? "stalled" : "timeout";
-    status = why + (p.improved ? "-best-found" : "-greedy");
+    if (left_s() <= 0.0) why_open = "timeout";
+    status = std::string(why_open) + (p.improved ? "-best-found" : "-greedy");
   }
+  res.work_used = res.work_budget - work_left;
 
   res.choice = p.incumbent;
   res.status = status;

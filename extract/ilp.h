@@ -15,6 +15,7 @@
 // best bound and the gap.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,23 +30,28 @@ OrderConstraints parse_order(const std::string& s);
 std::string to_string(OrderConstraints o);
 
 struct IlpOptions {
-  double time_limit_s = 10.0;  ///< wall clock for the whole call (greedy warm start included)
-  /// Time for proving or improving after the warm start, tied to the model size: negative
-  /// gives budget_per_node_s times the e-nodes, at least min_budget_s (see
-  /// extract/README.md, "Budget"); capped by time_limit_s. A run that closes the bound earlier
-  /// stops at once.
-  double budget_s = -1.0;
-  double budget_per_node_s = 4e-5;
-  double min_budget_s = 0.1;
+  /// Wall clock for the whole call (warm start included): a safety net. Results are
+  /// deterministic only when the work budget, not this limit, ends the search (status
+  /// "timeout-*" says the clock decided).
+  double time_limit_s = 10.0;
+  /// The budget for proving or improving after the warm start, in deterministic work units
+  /// (extract/README.md, "Budget"): a simplex iteration of the LP solves and of CBC costs
+  /// rows/1000 units (at least 1), a CBC event (a node, a cut pass, a root heuristic, a
+  /// solution: work CBC does not count as iterations) rows/10 units (at least 10). One unit
+  /// is about 20-40 us on the 2-core CI machine. Negative: work_per_node times the e-nodes,
+  /// at least min_work. A run that closes the bound earlier stops at once. The same e-graph
+  /// and options give the same result on an idle or a loaded machine.
+  int64_t work = -1;
+  double work_per_node = 1.0;
+  int64_t min_work = 10000;
+  /// CBC's stall stop, in the same units: CBC stops when its incumbent has not improved for
+  /// this much work (status "stalled-*"). Negative: a quarter of the budget; 0: off.
+  int64_t stall_work = -1;
   /// Relative tolerance of "optimal": the lower bound is at least (1 - tolerance) * cost.
   double optimality_tolerance = 1e-6;
   /// Lower bound by LM-cut and node elimination by its residual costs before the ILP
   /// (lm_cut.h); the landmarks also become ILP rows (separated). Off only for experiments.
   bool landmarks = true;
-  /// Stall stop: once CBC has solved its first LP, it stops when the incumbent has not
-  /// improved for this many seconds (status "stalled-best-found" / "stalled-greedy").
-  /// Negative: max(0.3 s, 3% of time_limit_s); 0: off (only the time limit stops CBC).
-  double stall_s = -1.0;
   int threads = 1;             ///< CBC threads
   OrderConstraints order = OrderConstraints::None;
   bool reduce = true;          ///< apply reduce() first (see extract/README.md)
@@ -56,17 +62,17 @@ struct IlpOptions {
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
   bool requirement_rows = true;
-  /// LP cutting-plane rounds on node-level requirement rows before CBC (0 = off); they take
-  /// at most 30% of the time limit and stop at the first round that does not raise the LP
-  /// bound.
+  /// LP cutting-plane rounds on node-level requirement rows before CBC (0: the LP alone); the
+  /// LP solves are paid from the work budget, the rounds stop at the first one that does not
+  /// raise the LP bound. CBC runs only when the LP was solved within the budget.
   int separation_rounds = 20;
   int precut_cycle_length = 6; ///< before the first solve, cut every class cycle up to this length
   int max_precuts = 50000;     ///< cap on those cuts
   int max_rounds = 10000;      ///< cycle-cut rounds
   int cbc_log_level = 0;       ///< CBC's own log on stdout (0 = silent)
   /// Passes per dive of CBC's diving heuristics (CBC's default: 100; 0 keeps it). They run at
-  /// the root before the cut loop and honour no time limit: DiveCoefficient ran 0.8-2.6 s past
-  /// the stall deadline without a result on the pipeline e-graphs, while the dives that found
+  /// the root before the cut loop and honour no limit: DiveCoefficient ran 0.8-2.6 s without
+  /// a result on the pipeline e-graphs, while the dives that found
   /// something (nasrnn) finished within 30 passes (extract/README.md, "CBC's time"). A
   /// multiple of 10 (CBC reads the last digit as flags); others are rounded down (to 10 at
   /// least).
@@ -83,15 +89,16 @@ struct IlpOptions {
   bool isolate_solver = true;
 };
 
-/// The budget extract_ilp() uses for a graph (IlpOptions::budget_s and its defaults).
-double ilp_budget_s(const ExtractGraph& g, const IlpOptions& opts);
+/// The work budget extract_ilp() uses for a graph (IlpOptions::work and its defaults).
+int64_t ilp_work_budget(const ExtractGraph& g, const IlpOptions& opts);
 
 /// Solves the extraction problem as described above. Never returns a worse DAG cost than the
 /// warm start, always returns a checked acyclic, complete extraction. status: "optimal" (a
-/// lower bound within optimality_tolerance of the cost: best_bound, gap 0); when the budget
-/// or time limit ran out "timeout-best-found" (the ILP improved on the warm start) or
-/// "timeout-greedy"; when the stall rule stopped CBC "stalled-best-found" or
-/// "stalled-greedy"; when CBC fails unexpectedly (crashed, hung or inconsistent)
+/// lower bound within optimality_tolerance of the cost: best_bound, gap 0); when the work
+/// budget ran out "budget-best-found" (the ILP improved on the warm start) or
+/// "budget-greedy"; when the stall rule stopped CBC "stalled-best-found" or
+/// "stalled-greedy"; when the wall-clock time limit ended it "timeout-best-found" or
+/// "timeout-greedy"; when CBC fails unexpectedly (crashed, hung or inconsistent)
 /// "ilp-failed-greedy" or "ilp-failed-best-found" (an earlier round had improved on the warm
 /// start). The others carry best_bound and gap. Throws InputError when no acyclic extraction
 /// exists.

@@ -44,7 +44,7 @@ struct PipelineOptions {
   // extraction
   extract::Method extract = extract::Method::Ilp;
   double ilp_time_limit_s = 10.0;
-  double ilp_stall_s = -1.0;                   ///< ILP stall stop (s); < 0: max(0.3, 3% of the limit); 0: off
+  int64_t ilp_work = -1;                       ///< ILP work budget (extract/ilp.h); < 0: tied to the e-graph's size
   extract::OrderConstraints ilp_order = extract::OrderConstraints::None;
   int threads = 1;
 

@@ -158,7 +158,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   extract::ExtractOptions eo;
   eo.method = o.extract;
   eo.ilp.time_limit_s = o.ilp_time_limit_s;
-  eo.ilp.stall_s = o.ilp_stall_s;
+  eo.ilp.work = o.ilp_work;
   eo.ilp.threads = o.threads;
   eo.ilp.order = o.ilp_order;
   if (o.progress && eo.method == extract::Method::Ilp)
@@ -171,6 +171,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.status = ex.status;
   rep.extraction.gap = ex.gap;
   rep.extraction.dag_cost = ex.dag_cost;
+  rep.extraction.work_budget = ex.work_budget;
+  rep.extraction.work_used = ex.work_used;
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

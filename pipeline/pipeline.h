@@ -4,6 +4,7 @@
 // verification here); this file only wires them and collects the report data.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,7 @@ struct PipelineReport {
   struct {
     std::string method, status;
     double gap = 0, dag_cost = 0;
+    int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
   } extraction;
   VerifyResult verify;
   bool verify_ran = false;

@@ -73,6 +73,10 @@ nlohmann::json PipelineReport::to_json() const {
                  {"filtered", egraph.filtered},     {"rules", egraph.rules}};
   j["extraction"] = {{"method", extraction.method}, {"status", extraction.status}};
   j["extraction"]["gap"] = std::isnan(extraction.gap) ? nlohmann::json() : nlohmann::json(extraction.gap);
+  if (extraction.method == "ilp") {
+    j["extraction"]["work_budget"] = extraction.work_budget;
+    j["extraction"]["work_used"] = extraction.work_used;
+  }
   if (verify_ran) {
     j["verify"] = {{"method", verify.method},
                    {"passed", verify.passed},
@@ -198,6 +202,9 @@ void PipelineReport::print(FILE* out) const {
                egraph.nodes, egraph.classes, egraph.iterations, egraph.stop_reason.c_str(), egraph.filtered);
   std::fprintf(out, "extraction: %s, %s", extraction.method.c_str(), extraction.status.c_str());
   if (!std::isnan(extraction.gap) && extraction.method == "ilp") std::fprintf(out, ", gap %.3g", extraction.gap);
+  if (extraction.method == "ilp")
+    std::fprintf(out, ", work %lld of %lld", static_cast<long long>(extraction.work_used),
+                 static_cast<long long>(extraction.work_budget));
   std::fprintf(out, "\n");
   if (verify_ran)
     std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s\n",

@@ -1,8 +1,9 @@
-// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--budget S]
-//                               [--stall S] [--order none|real|int] [--threads N]
+// onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--work W]
+//                               [--stall-work W] [--order none|real|int] [--threads N]
 // Extracts from an egraph-serialize e-graph and prints one JSON object:
-// {"method", "cost", "time_s", "acyclic", "status", "gap", "bound", "proof", "budget_s"}.
+// {"method", "cost", "time_s", "acyclic", "status", "gap", "bound", "proof", "work_budget", "work_used"}.
 // Exit codes: 0 ok, 1 usage, 2 bad input file, 3 internal error.
+#include <cstdint>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -20,16 +21,16 @@ int main(int argc, char** argv) {
   std::string file, method = "ilp", order = "none";
   double time_limit = 10.0;
   int threads = 1;
-  bool verbose = false, no_reduce = false;
+  int verbose = 0;
+  bool no_reduce = false;
   app.add_option("file", file, "egraph-serialize JSON file")->required();
   app.add_option("--method", method, "greedy | dag | ilp")
       ->check(CLI::IsMember({"greedy", "dag", "ilp"}));
-  app.add_option("--time-limit", time_limit, "ILP wall-clock limit in seconds")
+  app.add_option("--time-limit", time_limit, "ILP wall-clock limit in seconds (a safety net; the work budget decides)")
       ->check(CLI::PositiveNumber);
-  double stall = -1.0;
-  app.add_option("--stall", stall,
-                 "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the "
-                 "time limit); 0 = off)");
+  int64_t stall_work = -1;
+  app.add_option("--stall-work", stall_work,
+                 "ILP stall stop: work units without a better solution (default: a quarter of the budget; 0 = off)");
   app.add_option("--order", order, "ILP topological-order constraints: none | real | int")
       ->check(CLI::IsMember({"none", "real", "int"}));
   app.add_option("--threads", threads, "CBC threads")->check(CLI::PositiveNumber);
@@ -38,27 +39,27 @@ int main(int argc, char** argv) {
   std::string cbc_args;
   app.add_option("--cbc-args", cbc_args, "extra CBC options, space separated (replace the default)");
   app.add_flag("--no-reduce", no_reduce, "ILP without the problem reductions");
-  double budget = -1.0;
-  app.add_option("--budget", budget,
-                 "ILP: seconds for proving or improving after the warm start (default: tied to the "
-                 "e-graph's size, see extract/README.md)");
+  int64_t work = -1;
+  app.add_option("--work", work,
+                 "ILP: deterministic work units (simplex iterations, CBC events) for proving or improving "
+                 "after the warm start (default: tied to the e-graph's size, see extract/README.md)");
   bool no_landmarks = false;
   app.add_flag("--no-landmarks", no_landmarks, "ILP without the LM-cut bound, elimination and landmark rows");
-  app.add_flag("-v,--verbose", verbose, "debug log on stderr");
+  app.add_flag("-v,--verbose", verbose, "debug log on stderr (twice: trace, with CBC's events)");
   CLI11_PARSE(app, argc, argv);
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("extract"));
-  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  spdlog::set_level(verbose == 0 ? spdlog::level::warn : verbose == 1 ? spdlog::level::debug : spdlog::level::trace);
   try {
     const ex::ExtractGraph g = ex::read_egraph_json(file);
     ex::ExtractOptions opts;
     opts.method = ex::parse_method(method);
     opts.ilp.time_limit_s = time_limit;
     opts.ilp.threads = threads;
-    opts.ilp.stall_s = stall;
+    opts.ilp.stall_work = stall_work;
     opts.ilp.order = ex::parse_order(order);
     opts.ilp.reduce = !no_reduce;
-    opts.ilp.budget_s = budget;
+    opts.ilp.work = work;
     opts.ilp.landmarks = !no_landmarks;
     opts.ilp.cbc_log_level = cbc_log;
     if (app.count("--cbc-args")) {

@@ -80,9 +80,13 @@ int main(int argc, char** argv) {
       ->transform(one_of({ex::Method::Greedy, ex::Method::Dag, ex::Method::Ilp},
                                                   [](ex::Method m) { return ex::to_string(m); }))
       ->default_str("ilp")->group(g2);
-  app.add_option("--ilp-time-limit", o.ilp_time_limit_s, "ILP time limit (s)")->default_val(o.ilp_time_limit_s)->group(g2);
-  app.add_option("--ilp-stall", o.ilp_stall_s,
-                 "ILP stall stop: seconds without a better solution (default max(0.3, 3% of the time limit); 0 = off)")
+  app.add_option("--ilp-time-limit", o.ilp_time_limit_s,
+                 "ILP wall-clock limit (s): a safety net; the work budget ends the search, so the output does not "
+                 "depend on the machine's load")
+      ->default_val(o.ilp_time_limit_s)->group(g2);
+  app.add_option("--ilp-work", o.ilp_work,
+                 "ILP work budget for proving or improving, in deterministic units (simplex iterations, CBC "
+                 "events; default: 20 per e-node, at least 20000)")
       ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
       ->transform(one_of({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},

@@ -1,8 +1,13 @@
 // Tests of the CBC ILP extractor: cases greedy gets wrong, cycles, order constraints.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "extract/greedy.h"
 #include "extract/ilp.h"
@@ -20,10 +25,11 @@ IlpOptions with_order(OrderConstraints o) {
   return opts;
 }
 
-// The CBC path alone: no LM-cut proof or elimination before it, the whole time limit as budget.
+// The CBC path alone: no LM-cut proof or elimination before it, no work limit (only the
+// time limit).
 IlpOptions cbc_only(IlpOptions opts = {}) {
   opts.landmarks = false;
-  opts.budget_s = opts.time_limit_s;
+  opts.work = std::numeric_limits<int64_t>::max() / 4;
   return opts;
 }
 
@@ -132,7 +138,7 @@ TEST(Ilp, StallStopReturnsTheBestSolutionFound) {
   IlpOptions opts;
   opts.time_limit_s = 60;
   opts = cbc_only(opts);
-  opts.stall_s = 0.02;
+  opts.stall_work = 300;  // three events without a better solution
   const auto r = extract_ilp(g, opts);
   EXPECT_TRUE(r.status == "stalled-greedy" || r.status == "stalled-best-found") << r.status;
   EXPECT_EQ(extraction_problem(g, r.choice), "");
@@ -143,6 +149,42 @@ TEST(Ilp, StallStopReturnsTheBestSolutionFound) {
   EXPECT_NEAR(r.gap, (r.dag_cost - r.best_bound) / r.dag_cost, 1e-9);
 }
 
+// The work budget, not the clock, ends the search: a set cover CBC cannot close within a
+// small budget stops with status budget-*, and the same call gives the same extraction,
+// bound and work count while other threads keep every core busy (the old wall-clock budget
+// gave a different answer on a loaded machine).
+TEST(Ilp, WorkBudgetEndsTheSearchTheSameWayUnderLoad) {
+  const ExtractGraph g = testing::set_cover(3, 120, 60, 3);
+  IlpOptions opts;
+  opts.time_limit_s = 60;
+  opts.work = 3000;
+  opts.stall_work = 0;  // the budget alone
+  const ExtractResult idle = extract_ilp(g, opts);
+  EXPECT_TRUE(idle.status == "budget-greedy" || idle.status == "budget-best-found") << idle.status;
+  EXPECT_EQ(idle.work_budget, 3000);
+  EXPECT_GT(idle.work_used, 0);
+  EXPECT_GT(idle.gap, 0.0);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> load;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i)
+    load.emplace_back([&] {
+      volatile uint64_t x = 0;
+      while (!done.load(std::memory_order_relaxed)) x = x * 6364136223846793005ULL + 1;
+    });
+  const ExtractResult loaded = extract_ilp(g, opts);
+  done = true;
+  for (auto& t : load) t.join();
+  EXPECT_EQ(loaded.status, idle.status);
+  EXPECT_EQ(loaded.choice, idle.choice);
+  EXPECT_EQ(loaded.work_used, idle.work_used);
+  EXPECT_EQ(loaded.best_bound, idle.best_bound);
+  // A larger budget never does worse.
+  opts.work = 10000;
+  const ExtractResult more = extract_ilp(g, opts);
+  EXPECT_LE(more.dag_cost, idle.dag_cost + 1e-9);
+  EXPECT_GE(more.best_bound, idle.best_bound - 1e-9);
+}
+
 TEST(Ilp, DivePassCapReachesCbc) {
   // On this set cover CBC's root dive (DiveCoefficient) finds 42.1 within its default 100
   // passes but not within 10: CBC's log shows whether the cap set from the event handler
@@ -150,7 +192,6 @@ TEST(Ilp, DivePassCapReachesCbc) {
   const ExtractGraph g = testing::set_cover(1, 30, 15, 3);
   auto dive_line = [&](int passes, ExtractResult& r) {
     IlpOptions opts = cbc_only();
-    opts.stall_s = 0;  // only the cap differs
     opts.cbc_dive_passes = passes;
     opts.cbc_log_level = 3;
     ::testing::internal::CaptureStdout();
@@ -224,7 +265,6 @@ TEST(Ilp, GuidedStartClosesTheBoundWithoutCbc) {
   EXPECT_LT(r.dag_cost, r.warm_start_cost - 1e-6);
   IlpOptions ref = cbc_only();
   ref.time_limit_s = 60;
-  ref.stall_s = 0;
   const ExtractResult c = extract_ilp(g, ref);
   ASSERT_EQ(c.status, "optimal");
   EXPECT_NEAR(r.dag_cost, c.dag_cost, 1e-9);
