@@ -210,6 +210,20 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   const ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
   const ExtractResult local = opts.local_search ? improve_local(g, dag.choice) : dag;
   Progress p{opts, local.dag_cost <= greedy.dag_cost ? local.choice : greedy.choice};
+  double start_cost = std::min(local.dag_cost, greedy.dag_cost);
+  for (const Choice& hint : opts.hints) {
+    if (const std::string why = extraction_problem(g, hint); !why.empty()) {
+      spdlog::debug("ilp: hint skipped: {}", why);
+      continue;
+    }
+    Choice c = opts.local_search ? improve_local(g, hint).choice : hint;
+    const double cost = dag_cost(g, c);
+    spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
+    if (cost < start_cost) {
+      p.incumbent = std::move(c);
+      start_cost = cost;
+    }
+  }
   if (opts.reduce) p.incumbent = map_to_reduced(g, red, p.incumbent);
   check_extraction(g, p.incumbent, "ilp warm start");
   p.cost = dag_cost(g, p.incumbent);

@@ -58,6 +58,11 @@ struct IlpOptions {
   bool warm_start = true;      ///< start CBC from the best of greedy, greedy-DAG (+ local search)
   /// Improve greedy-DAG's extraction by local search (local_search.h) for the warm start.
   bool local_search = true;
+  /// More warm-start candidates (e.g. the pipeline's k_multi 1 result mapped into the k_multi 2
+  /// e-graph): each one that is a valid extraction (extraction_problem() empty; others are
+  /// skipped with a debug line) is improved by the local search and competes with the others,
+  /// so the result is never worse than any valid hint.
+  std::vector<Choice> hints;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.

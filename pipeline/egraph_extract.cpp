@@ -39,4 +39,40 @@ ir::Graph choice_to_graph(const EGraph& eg, EClassId root, const ExtractView& vi
   return term_from_choice(eg, root, by_class);
 }
 
+extract::Choice graph_to_choice(const EGraph& eg, const ExtractView& view, const ir::Graph& g,
+                                const std::vector<EClassId>& node_classes) {
+  std::unordered_map<uint32_t, extract::ClassIdx> class_index;
+  for (size_t ci = 0; ci < view.class_of_index.size(); ++ci)
+    class_index[view.class_of_index[ci].v] = static_cast<extract::ClassIdx>(ci);
+  std::unordered_map<uint32_t, extract::NodeIdx> node_index;
+  for (size_t ni = 0; ni < view.node_of_index.size(); ++ni)
+    node_index[view.node_of_index[ni].v] = static_cast<extract::NodeIdx>(ni);
+  extract::Choice choice(view.graph.classes.size(), -1);
+  for (size_t i = 0; i < g.size() && i < node_classes.size(); ++i) {
+    if (!node_classes[i].valid()) continue;  // not reachable from g's root
+    const ir::Node& nd = g.node(static_cast<ir::NodeId>(i));
+    const EClassId c = eg.find(node_classes[i]);
+    // The e-node of this term node: same operator, value and (canonical) child classes.
+    auto same = [&](const ENode& e) {
+      if (e.op != nd.op || e.children.size() != nd.children.size()) return false;
+      if (nd.op == Op::Num && e.num != nd.num) return false;
+      if (nd.op == Op::Sym && eg.symbol(static_cast<uint32_t>(e.num)) != nd.sym) return false;
+      for (size_t k = 0; k < nd.children.size(); ++k)
+        if (eg.find(e.children[k]) != eg.find(node_classes[nd.children[k]])) return false;
+      return true;
+    };
+    int64_t found = -1;
+    for (ENodeId n : eg.eclass(c).nodes)
+      if (same(eg.node(n))) {
+        if (const auto it = node_index.find(n.v); it != node_index.end()) found = it->second;
+        break;
+      }
+    const auto ci = class_index.find(c.v);
+    if (found < 0 || ci == class_index.end()) return {};
+    if (choice[ci->second] >= 0 && choice[ci->second] != found) return {};
+    choice[ci->second] = found;
+  }
+  return choice;
+}
+
 }  // namespace tensat

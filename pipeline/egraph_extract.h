@@ -23,4 +23,11 @@ ExtractView to_extract_graph(const EGraph& eg, EClassId root, const std::vector<
 ir::Graph choice_to_graph(const EGraph& eg, EClassId root, const ExtractView& view,
                           const extract::Choice& choice);
 
+/// The reverse: the choice (per extract class index) that picks the e-nodes of term graph `g`,
+/// whose nodes are in the classes `node_classes` (from add_graph(eg, g, &node_classes)).
+/// Empty when some node of `g` is not an e-node of the view, or two nodes of `g` fall into
+/// one class with different e-nodes (then no single choice gives `g`).
+extract::Choice graph_to_choice(const EGraph& eg, const ExtractView& view, const ir::Graph& g,
+                                const std::vector<EClassId>& node_classes);
+
 }  // namespace tensat

@@ -38,6 +38,9 @@ struct PipelineOptions {
   size_t iter_limit = 15;
   double time_limit_s = 60.0;                  ///< exploration wall-clock limit
   size_t k_multi = 1;
+  /// k_multi > 1 with the ILP: explore and extract at k_multi 1 first, add that result to the
+  /// k_multi e-graph and start the extraction from it, so the result is never worse.
+  bool k1_seed = true;
   CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
   std::vector<std::string> rule_files;         ///< --rules (.rules text or TASO .pb); empty = built-in set
 

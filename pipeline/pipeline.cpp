@@ -117,16 +117,47 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.fallback.before = costing.price(imp.graph);
   rep.cost_before = rep.fallback.before.total;
 
-  // ---- explore ----------------------------------------------------------------------------
-  t.restart();
-  EGraph eg;
-  EClassId root = add_graph(eg, imp.graph);
+  extract::ExtractOptions eo;
+  eo.method = o.extract;
+  eo.ilp.time_limit_s = o.ilp_time_limit_s;
+  eo.ilp.work = o.ilp_work;
+  eo.ilp.threads = o.threads;
+  eo.ilp.order = o.ilp_order;
   RunnerConfig rc;
   rc.node_limit = o.node_limit;
   rc.iter_limit = o.iter_limit;
   rc.time_limit_s = o.time_limit_s;
   rc.k_multi = o.k_multi;
   rc.cycle_filter = o.cycle_filter;
+
+  // ---- seed (k_multi > 1): the k_multi 1 result ----------------------------------------------
+  // Multi-pattern rules in a second iteration can fill the node limit with merges, and the
+  // larger e-graph's ILP then stops further from its optimum (BERT: 1.1252 at k_multi 2 vs
+  // the proven 1.1021 at k_multi 1). The k_multi 1 result, added to the k_multi e-graph as
+  // one more way to compute the root, is a warm start the extraction can only improve on.
+  std::optional<ir::Graph> seed;
+  if (o.k_multi > 1 && o.k1_seed && o.extract == extract::Method::Ilp) {
+    t.restart();
+    EGraph eg1;
+    const EClassId root1 = add_graph(eg1, imp.graph);
+    RunnerConfig rc1 = rc;
+    rc1.k_multi = 1;
+    Runner(eg1).with_config(rc1).run(rules);
+    const ENodePrices prices1 = costing.price(eg1);
+    const ExtractView view1 = to_extract_graph(eg1, root1, prices1.cost);
+    const extract::ExtractResult ex1 = extract::extract(view1.graph, eo);
+    seed = choice_to_graph(eg1, root1, view1, ex1.choice);
+    rep.extraction.seed_cost = ex1.dag_cost;
+    rep.times["seed"] = t.seconds();
+    if (o.progress)
+      std::fprintf(stderr, "seed: k_multi 1 result %.4f ms (%s) in %.3f s\n", ex1.dag_cost, ex1.status.c_str(),
+                   rep.times["seed"]);
+  }
+
+  // ---- explore ----------------------------------------------------------------------------
+  t.restart();
+  EGraph eg;
+  EClassId root = add_graph(eg, imp.graph);
   if (o.progress) {
     rc.on_iteration = [](const IterationReport& it) {
       std::fprintf(stderr, "explore: iteration %zu: %zu e-nodes, %zu e-classes, %zu filtered%s\n", it.iteration + 1,
@@ -150,17 +181,24 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
 
   // ---- extract ----------------------------------------------------------------------------
   t.restart();
+  std::vector<EClassId> seed_classes;
+  if (seed) {
+    const EClassId seed_root = add_graph(eg, *seed, &seed_classes);
+    // Usually the class exists already (the k_multi e-graph has the k_multi 1 result's terms).
+    if (eg.find(root) != eg.find(seed_root) && !eg.merge_checked(root, seed_root, "k_multi 1 seed")) seed.reset();
+    eg.rebuild();
+    root = eg.find(root);
+  }
   const ENodePrices prices = costing.price(eg);
   rep.times["extract.price"] = t.seconds();
   ExtractView view = to_extract_graph(eg, root, prices.cost);
   rep.times["extract.graph"] = t.seconds() - rep.times["extract.price"];
   if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
-  extract::ExtractOptions eo;
-  eo.method = o.extract;
-  eo.ilp.time_limit_s = o.ilp_time_limit_s;
-  eo.ilp.work = o.ilp_work;
-  eo.ilp.threads = o.threads;
-  eo.ilp.order = o.ilp_order;
+  if (seed) {
+    extract::Choice hint = graph_to_choice(eg, view, *seed, seed_classes);
+    if (hint.empty()) spdlog::warn("the k_multi 1 result is not an extraction of the k_multi e-graph; not used");
+    else eo.ilp.hints.push_back(std::move(hint));
+  }
   if (o.progress && eo.method == extract::Method::Ilp)
     std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
                  view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);

@@ -67,6 +67,11 @@ int main(int argc, char** argv) {
   app.add_option("--iter-limit", o.iter_limit, "exploration iteration limit")->default_val(o.iter_limit)->group(g1);
   app.add_option("--time-limit", o.time_limit_s, "exploration time limit (s)")->default_val(o.time_limit_s)->group(g1);
   app.add_option("--k-multi", o.k_multi, "iterations in which multi-pattern rules apply")->default_val(o.k_multi)->group(g1);
+  bool no_k1_seed = false;
+  app.add_flag("--no-k1-seed", no_k1_seed,
+               "with --k-multi above 1: do not start the extraction from the k_multi 1 result (which makes it never "
+               "worse than k_multi 1)")
+      ->group(g1);
   using tensat::CycleFilterMode;
   app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")
       ->transform(one_of({CycleFilterMode::Efficient, CycleFilterMode::Vanilla, CycleFilterMode::None},
@@ -152,6 +157,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.verbose = verbose;
+  o.k1_seed = !no_k1_seed;
   o.progress = !o.quiet && (verbose > 0 || ::isatty(STDERR_FILENO));
   auto logger = spdlog::stderr_color_mt("onnx-tensat");
   logger->set_pattern("%^%l%$: %v");

@@ -185,6 +185,27 @@ TEST(Ilp, WorkBudgetEndsTheSearchTheSameWayUnderLoad) {
   EXPECT_GE(more.best_bound, idle.best_bound - 1e-9);
 }
 
+// Hints are warm-start candidates: with no budget for the ILP (work 0: the LP is not even
+// solved) and no local search, the result is the best of the greedy starts and the valid
+// hints; an invalid hint (no node chosen anywhere) is skipped.
+TEST(Ilp, ValidHintIsAWarmStartAndAnInvalidOneIsSkipped) {
+  const ExtractGraph g = testing::matmul_merge();
+  const ExtractResult best = extract_ilp(g);
+  ASSERT_EQ(best.status, "optimal");
+  IlpOptions opts;
+  opts.local_search = false;
+  opts.landmarks = false;
+  opts.work = 0;
+  const ExtractResult plain = extract_ilp(g, opts);
+  ASSERT_GT(plain.dag_cost, best.dag_cost + 1e-9);  // greedy-DAG misses the merge
+  EXPECT_EQ(plain.status, "budget-greedy");
+  opts.hints = {Choice(g.classes.size(), -1), best.choice};
+  const ExtractResult hinted = extract_ilp(g, opts);
+  EXPECT_NEAR(hinted.dag_cost, best.dag_cost, 1e-12);
+  EXPECT_NEAR(hinted.warm_start_cost, best.dag_cost, 1e-12);
+  EXPECT_EQ(hinted.work_used, 0);
+}
+
 TEST(Ilp, DivePassCapReachesCbc) {
   // On this set cover CBC's root dive (DiveCoefficient) finds 42.1 within its default 100
   // passes but not within 10: CBC's log shows whether the cap set from the event handler

@@ -7,6 +7,7 @@
 #include "egraph/bridge.h"
 #include "egraph/runner.h"
 #include "extract/extract.h"
+#include "extract/ilp.h"
 #include "extract/serialize_json.h"
 #include "lang/rule_spec.h"
 #include "lang/sexpr.h"
@@ -79,6 +80,39 @@ TEST(EgraphExtract, ChoiceMapsBackToATermOfTheRootClass) {
   const std::string text = print_term(best, best.root());
   EXPECT_TRUE(text == "(relu (ewadd (input a@4) (input b@4)))" || text == "(relu (ewadd (input b@4) (input a@4)))")
       << text;
+}
+
+// graph_to_choice, the reverse of choice_to_graph: a term added to an explored e-graph (as the
+// pipeline adds the k_multi 1 result) comes back as the choice that picks exactly its e-nodes,
+// whichever operand order the term has; the ILP then starts from it (IlpOptions::hints).
+TEST(EgraphExtract, TermMapsToTheChoiceOfItsENodes) {
+  for (const std::string term : {"(relu (ewadd (input a@4) (input b@4)))", "(relu (ewadd (input b@4) (input a@4)))"}) {
+    Explored x;
+    explore(x, "(relu (ewadd (input a@4) (input b@4)))");
+    ir::Graph g;
+    g.set_root(parse_term(g, term));
+    std::vector<EClassId> classes;
+    EXPECT_EQ(x.eg.find(add_graph(x.eg, g, &classes)), x.eg.find(x.root));  // the terms exist already
+    std::vector<double> costs(x.eg.node_capacity(), 1.0);
+    ExtractView v = to_extract_graph(x.eg, x.root, costs);
+    const extract::Choice c = graph_to_choice(x.eg, v, g, classes);
+    ASSERT_FALSE(c.empty());
+    EXPECT_EQ(extract::extraction_problem(v.graph, c), "");
+    const ir::Graph back = choice_to_graph(x.eg, x.root, v, c);
+    EXPECT_EQ(print_term(back, back.root()), term);
+    extract::IlpOptions opts;
+    opts.hints = {c};
+    EXPECT_LE(extract::extract_ilp(v.graph, opts).dag_cost, extract::dag_cost(v.graph, c) + 1e-12);
+  }
+  // A term the e-graph does not have (not added): no choice.
+  Explored x;
+  explore(x, "(relu (ewadd (input a@4) (input b@4)))");
+  ir::Graph other;
+  other.set_root(parse_term(other, "(relu (input a@4))"));
+  std::vector<double> costs(x.eg.node_capacity(), 1.0);
+  ExtractView v = to_extract_graph(x.eg, x.root, costs);
+  std::vector<EClassId> classes(other.size(), x.root);
+  EXPECT_TRUE(graph_to_choice(x.eg, v, other, classes).empty());
 }
 
 }  // namespace

@@ -57,12 +57,19 @@ def check_transformer(src, out, report):
 def check_transformer_k2(src, out, report):
     # k_multi 2: the merged pair merges again with the third: Q, K, V become one 64x192 product
     # (its bias the concatenation of the three).
+    # The extraction starts from the k_multi 1 result (added to the e-graph), so it is never
+    # worse than k_multi 1.
     errs = []
     widths = matmul_weight_widths(out)
     if 192 not in widths:
         errs.append(f"Q/K/V not merged into one product: weight widths {widths}")
     if ops(out, "MatMul") + ops(out, "Gemm") > ops(src, "MatMul") - 2:
         errs.append("not two products fewer than the original")
+    seed = report["extraction"].get("seed_cost")
+    if seed is None:
+        errs.append("no k_multi 1 seed in the report")
+    elif report["cost_extracted"] > seed + 1e-9:
+        errs.append(f"worse than the k_multi 1 result: {report['cost_extracted']} > {seed}")
     return errs
 
 
