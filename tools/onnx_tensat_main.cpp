@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       ->transform(one_of({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
                   [](ex::OrderConstraints v) { return ex::to_string(v); }))
       ->default_str("none")->group(g2);
-  app.add_option("--threads", o.threads, "solver threads")->default_val(o.threads)->group(g2);
+  app.add_option("--threads", o.threads, "solver threads (above 1 the result may differ from run to run)")->default_val(o.threads)->group(g2);
   auto* g3 = "Cost model";
   using tensat::cost::CostModelKind;
   app.add_option("--cost-model", o.cost_model,
