@@ -8,16 +8,10 @@
 #include "lang/sexpr.h"
 #include "exporter/exporter.h"
 #include "importer/importer.h"
+#include "tests/importer/import_text.h"
 
 namespace tensat {
 namespace {
-
-ImportResult imp(const std::string& text) {
-  onnx::ModelProto m;
-  auto st = onnx::OnnxParser::Parse(m, text.c_str());
-  EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
-  return import_onnx_model(m, "test.onnx");
-}
 
 std::vector<std::string> op_types(const onnx::ModelProto& m) {
   std::vector<std::string> v;

@@ -9,26 +9,11 @@
 
 #include "lang/sexpr.h"
 #include "importer/importer.h"
-#include "tests/importer/onnx_text.h"
+#include "tests/importer/import_text.h"
 #include "refexec/executor.h"
 
 namespace tensat {
 namespace {
-
-ImportResult imp(const std::string& text, const ImportOptions& o = {}) {
-  return import_onnx_model(parse(text), "test.onnx", o);
-}
-
-std::string root_term(const ImportResult& r) {
-  auto outs = r.graph.outputs();
-  return outs.size() == 1 ? print_term(r.graph, outs[0]) : print_term(r.graph, r.graph.root());
-}
-
-int count(const ImportResult& r, const std::string& op) {
-  auto c = ir::op_counts(r.graph);
-  auto it = c.find(op);
-  return it == c.end() ? 0 : it->second;
-}
 
 Shape out_shape(const ImportResult& r, size_t i = 0) { return r.graph.type(r.graph.outputs().at(i)).tensor.shape; }
 

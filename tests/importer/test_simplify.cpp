@@ -5,23 +5,10 @@
 
 #include "importer/importer.h"
 #include "lang/sexpr.h"
-#include "tests/importer/onnx_text.h"
+#include "tests/importer/import_text.h"
 
 namespace tensat {
 namespace {
-
-ImportResult imp(const std::string& text) { return import_onnx_model(parse(text), "test.onnx"); }
-
-std::string root_term(const ImportResult& r) {
-  auto outs = r.graph.outputs();
-  return outs.size() == 1 ? print_term(r.graph, outs[0]) : print_term(r.graph, r.graph.root());
-}
-
-int count(const ImportResult& r, const std::string& op) {
-  auto c = ir::op_counts(r.graph);
-  auto it = c.find(op);
-  return it == c.end() ? 0 : it->second;
-}
 
 // x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
 const char* kViewChain =

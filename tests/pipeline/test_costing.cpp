@@ -13,17 +13,11 @@
 #include "gpu_cost/roofline.h"
 #include "gpu_cost/table_model.h"
 #include "importer/importer.h"
+#include "tests/importer/import_text.h"
 #include "pipeline/costing.h"
 
 namespace tensat {
 namespace {
-
-ImportResult imp(const std::string& text) {
-  onnx::ModelProto m;
-  auto st = onnx::OnnxParser::Parse(m, text.c_str());
-  EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
-  return import_onnx_model(m, "test.onnx");
-}
 
 // e = op(operand), an ONNX node the language does not model (opaque), then y = product.
 std::string model_with(const std::string& opaque_op, const std::string& operand,

@@ -5,18 +5,12 @@
 
 #include "exporter/exporter.h"
 #include "importer/importer.h"
+#include "tests/importer/import_text.h"
 #include "lang/sexpr.h"
 #include "pipeline/weight_folding.h"
 
 namespace tensat {
 namespace {
-
-ImportResult imp(const std::string& text) {
-  onnx::ModelProto m;
-  auto st = onnx::OnnxParser::Parse(m, text.c_str());
-  EXPECT_TRUE(st.IsOK()) << st.ErrorMessage();
-  return import_onnx_model(m, "test.onnx");
-}
 
 TEST(WeightFolding, TransposedGemmWeightBecomesOneInitializer) {
   // Gemm with transB=1 imports as matmul(a, transpose(w)); folding computes w^T once.
