@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 
 namespace tensat::cost {
@@ -14,6 +15,7 @@ constexpr double kLabelPenalty = 4.0;   // distance added per differing symbol
 constexpr double kDistanceFloor = 0.05;  // neighbour weight 1 / (d + floor)
 constexpr double kPriorWeight = 1.0;    // weight of the plain fit (log ratio 0)
 constexpr double kMinMs = 1e-4;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 bool memory_bound(Op op) { return op != Op::Conv && op != Op::Matmul; }
 
@@ -135,47 +137,105 @@ LinearFit fit_linear(const std::vector<Work>& work, const std::vector<double>& m
 
 CalibratedModel::CalibratedModel(const CostCache::Entries& measured, const DeviceProfile& fallback)
     : roofline_(fallback) {
-  std::array<std::vector<double>, kNumOps> ms;
-  std::vector<Work> pooled_work;
-  std::vector<double> pooled_ms;
   for (const auto& [sig, cost] : measured) {
-    auto parsed = parse_signature(sig);
-    if (!parsed || !(cost > 0)) {
+    const auto op = op_from_name(std::string_view(sig).substr(0, sig.find('(')));
+    if (!op) {
+      ++unknown_ops_;
+      continue;
+    }
+    kinds_[static_cast<size_t>(*op)].measured.emplace_back(sig, cost);
+  }
+}
+
+CalibratedModel::KindData& CalibratedModel::parsed(size_t k) const {
+  KindData& kd = kinds_[k];
+  if (kd.parsed) return kd;
+  kd.parsed = true;
+  std::vector<Work> w;
+  std::vector<double> ms;
+  for (const auto& [sig, cost] : kd.measured) {
+    auto p = parse_signature(sig);
+    if (!p || !(cost > 0)) {
       ++unusable_;
       continue;
     }
-    Children c = parsed->pointers();
+    Children c = p->pointers();
     Sample s;
-    s.work = op_work(parsed->op, c);
+    s.work = op_work(p->op, c);
     if (s.work.kernels == 0) {  // ill-typed, or a structural node that costs nothing anyway
       ++unusable_;
       continue;
     }
     features(c, s.dims, s.labels);
-    auto k = static_cast<size_t>(parsed->op);
-    kinds_[k].samples.push_back(std::move(s));
-    ms[k].push_back(cost);
-    if (memory_bound(parsed->op)) {
-      pooled_work.push_back(kinds_[k].samples.back().work);
-      pooled_ms.push_back(cost);
-    }
+    s.ms = cost;
+    w.push_back(s.work);
+    ms.push_back(cost);
+    kd.samples.push_back(std::move(s));
     ++samples_;
   }
-  pooled_ = fit_linear(pooled_work, pooled_ms);
-  for (size_t k = 0; k < kNumOps; ++k) {
-    KindData& kd = kinds_[k];
-    std::vector<Work> w;
-    for (const auto& s : kd.samples) w.push_back(s.work);
-    kd.fit = fit_linear(w, ms[k]);
-    for (size_t i = 0; i < kd.samples.size(); ++i) {
-      double a = analytic(static_cast<Op>(k), kd.samples[i].work, nullptr);
-      kd.samples[i].log_ratio = a > 0 ? std::log(ms[k][i] / a) : 0.0;
+  kd.fit = fit_linear(w, ms);
+  return kd;
+}
+
+CalibratedModel::KindData& CalibratedModel::grouped(size_t k) const {
+  KindData& kd = parsed(k);
+  if (kd.grouped) return kd;
+  kd.grouped = true;
+  // Grouped by structure, each group in the table's order (neighbour ties go to the first).
+  for (const Sample& s : kd.samples) {
+    auto g = std::find_if(kd.groups.begin(), kd.groups.end(),
+                          [&](const Group& x) { return x.nd == s.dims.size() && x.nl == s.labels.size(); });
+    if (g == kd.groups.end()) {
+      kd.groups.push_back({s.dims.size(), s.labels.size(), {}, {}, {}});
+      g = kd.groups.end() - 1;
     }
+    g->dims.insert(g->dims.end(), s.dims.begin(), s.dims.end());
+    for (const std::string& l : s.labels)
+      g->labels.push_back(label_ids_.emplace(l, static_cast<uint32_t>(label_ids_.size())).first->second);
+    const double a = analytic(static_cast<Op>(k), s.work, nullptr);
+    g->log_ratio.push_back(a > 0 ? std::log(s.ms / a) : 0.0);
   }
+  return kd;
+}
+
+const LinearFit* CalibratedModel::pooled_fit() const {
+  if (!pooled_) {
+    // The kinds in the table's order (by signature, so by "name("): the same sums as a fit
+    // over the table read front to back.
+    std::vector<std::pair<std::string, size_t>> order;
+    for (size_t k = 0; k < kNumOps; ++k)
+      if (memory_bound(static_cast<Op>(k))) order.emplace_back(std::string(op_name(static_cast<Op>(k))) + "(", k);
+    std::sort(order.begin(), order.end());
+    std::vector<Work> w;
+    std::vector<double> ms;
+    for (const auto& [name, k] : order) {
+      for (const Sample& s : parsed(k).samples) {
+        w.push_back(s.work);
+        ms.push_back(s.ms);
+      }
+    }
+    pooled_ = fit_linear(w, ms);
+  }
+  return pooled_->samples >= kMinSamples ? &*pooled_ : nullptr;
+}
+
+size_t CalibratedModel::samples() const {
+  for (size_t k = 0; k < kNumOps; ++k) parsed(k);
+  return samples_;
+}
+
+size_t CalibratedModel::unusable() const {
+  for (size_t k = 0; k < kNumOps; ++k) parsed(k);
+  return unusable_ + unknown_ops_;
+}
+
+uint32_t CalibratedModel::label_id(const std::string& label) const {
+  auto it = label_ids_.find(label);
+  return it == label_ids_.end() ? kNoLabel : it->second;
 }
 
 const LinearFit* CalibratedModel::kind_fit(Op op) const {
-  const LinearFit& f = kinds_[static_cast<size_t>(op)].fit;
+  const LinearFit& f = parsed(static_cast<size_t>(op)).fit;
   return f.samples >= kMinSamples ? &f : nullptr;
 }
 
@@ -186,7 +246,7 @@ double CalibratedModel::analytic(Op op, const Work& w, std::string* by) const {
   }
   if (memory_bound(op) && pooled_fit()) {
     if (by) *by = "fit:memory-bound";
-    return pooled_.predict(w);
+    return pooled_->predict(w);
   }
   if (by) *by = "roofline:" + roofline_.profile().name;
   return roofline_ms(w, roofline_.profile());
@@ -196,32 +256,47 @@ CalibratedModel::Estimate CalibratedModel::estimate(Op op, const Children& c, bo
   Estimate e;
   const Work w = op_work(op, c);
   double ms = analytic(op, w, &e.by);
-  const auto& samples = kinds_[static_cast<size_t>(op)].samples;
-  if (neighbours && !samples.empty()) {
+  const auto& groups = grouped(static_cast<size_t>(op)).groups;
+  if (neighbours && !groups.empty()) {
     std::vector<double> dims;
-    std::vector<std::string> labels;
-    features(c, dims, labels);
-    std::vector<std::pair<double, size_t>> near;  // (distance, sample)
-    for (size_t i = 0; i < samples.size(); ++i) {
-      const Sample& s = samples[i];
-      if (s.dims.size() != dims.size() || s.labels.size() != labels.size()) continue;
-      double d = 0;
-      for (size_t j = 0; j < dims.size(); ++j) d += (dims[j] - s.dims[j]) * (dims[j] - s.dims[j]);
-      for (size_t j = 0; j < labels.size(); ++j)
-        if (labels[j] != s.labels[j]) d += kLabelPenalty;
-      near.emplace_back(d, i);
-    }
-    const size_t k = std::min(kNeighbours, near.size());
-    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
-    double wsum = kPriorWeight, lsum = 0;
-    for (size_t i = 0; i < k; ++i) {
-      double wt = 1.0 / (near[i].first + kDistanceFloor);
-      wsum += wt;
-      lsum += wt * samples[near[i].second].log_ratio;
-    }
-    if (k > 0) {
-      ms *= std::exp(lsum / wsum);
-      e.by += " + " + std::to_string(k) + (k == 1 ? " neighbour" : " neighbours");
+    std::vector<std::string> label_names;
+    features(c, dims, label_names);
+    std::vector<uint32_t> labels;
+    for (const std::string& l : label_names) labels.push_back(label_id(l));
+    // The kNeighbours nearest (distance, then table order), kept sorted.
+    std::array<std::pair<double, size_t>, kNeighbours> near{};
+    size_t k = 0;
+    for (const Group& g : groups) {
+      if (g.nd != dims.size() || g.nl != labels.size()) continue;
+      const size_t count = g.log_ratio.size();
+      for (size_t i = 0; i < count; ++i) {
+        const double* sd = g.dims.data() + i * g.nd;
+        const uint32_t* sl = g.labels.data() + i * g.nl;
+        // The partial sums only grow: a sample stops counting once it is no nearer than the
+        // k-th nearest so far (same sums, same order, so the same neighbours).
+        const double worst = k == kNeighbours ? near[k - 1].first : kInfinity;
+        double d = 0;
+        size_t j = 0;
+        for (; j < g.nd && d < worst; ++j) d += (dims[j] - sd[j]) * (dims[j] - sd[j]);
+        if (j < g.nd) continue;
+        for (j = 0; j < g.nl; ++j)
+          if (labels[j] != sl[j]) d += kLabelPenalty;
+        if (!(d < worst)) continue;
+        size_t at = k < kNeighbours ? k++ : k - 1;
+        for (; at > 0 && d < near[at - 1].first; --at) near[at] = near[at - 1];
+        near[at] = {d, i};
+      }
+      double wsum = kPriorWeight, lsum = 0;
+      for (size_t i = 0; i < k; ++i) {
+        double wt = 1.0 / (near[i].first + kDistanceFloor);
+        wsum += wt;
+        lsum += wt * g.log_ratio[near[i].second];
+      }
+      if (k > 0) {
+        ms *= std::exp(lsum / wsum);
+        e.by += " + " + std::to_string(k) + (k == 1 ? " neighbour" : " neighbours");
+      }
+      break;  // one group per structure
     }
   }
   e.ms = std::max(ms, kMinMs);

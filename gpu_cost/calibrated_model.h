@@ -24,7 +24,10 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu_cost/cost_cache.h"
@@ -53,7 +56,9 @@ class CalibratedModel {
 
   /// Fits to one device's measured costs (signature -> ms). Entries that do not parse or
   /// type-check are skipped (unusable()). fallback: the roofline profile for conv/matmul
-  /// when they have too few measurements.
+  /// when they have too few measurements. The measurements are only sorted by operator kind
+  /// here; a kind is parsed and fitted when first priced (a model's misses are usually of one
+  /// or two kinds, and parsing the whole built-in table took ~5 ms). Not thread-safe.
   CalibratedModel(const CostCache::Entries& measured, const DeviceProfile& fallback);
 
   struct Estimate {
@@ -67,29 +72,50 @@ class CalibratedModel {
   /// The fit of an operator kind, or nullptr when it had fewer than kMinSamples.
   const LinearFit* kind_fit(Op op) const;
   /// The fit pooled over the memory-bound kinds, or nullptr when they had too few.
-  const LinearFit* pooled_fit() const { return pooled_.samples >= kMinSamples ? &pooled_ : nullptr; }
-  size_t samples() const { return samples_; }
-  size_t unusable() const { return unusable_; }
+  const LinearFit* pooled_fit() const;
+  /// Measurements that parse and type-check (all kinds parsed for the count), and those that do not.
+  size_t samples() const;
+  size_t unusable() const;
   const DeviceProfile& fallback_profile() const { return roofline_.profile(); }
 
  private:
   struct Sample {
     Work work;
-    std::vector<double> dims;         ///< log dimensions and log integer parameters
-    std::vector<std::string> labels;  ///< symbols, tensor ranks
-    double log_ratio = 0;             ///< log(measured / analytic)
+    std::vector<double> dims;         // log dimensions and log integer parameters
+    std::vector<std::string> labels;  // symbols, tensor ranks
+    double ms = 0;
+  };
+  // The measurements of one kind and one structure (numbers of features and labels), in
+  // flat arrays for the neighbour scan: sample i's features are dims[i*nd, (i+1)*nd) and
+  // labels[i*nl, (i+1)*nl) (interned symbols and ranks).
+  struct Group {
+    size_t nd = 0, nl = 0;
+    std::vector<double> dims;
+    std::vector<uint32_t> labels;
+    std::vector<double> log_ratio;  ///< log(measured / analytic)
   };
   struct KindData {
-    std::vector<Sample> samples;
-    LinearFit fit;
+    std::vector<std::pair<std::string, double>> measured;  // in the table's order
+    bool parsed = false, grouped = false;
+    std::vector<Sample> samples;  // parsed: the usable measurements
+    LinearFit fit;                // parsed
+    std::vector<Group> groups;    // grouped
   };
+  // The label's id (kNoLabel for one no measurement has: it matches none).
+  static constexpr uint32_t kNoLabel = UINT32_MAX;
+  uint32_t label_id(const std::string& label) const;
   // The analytic estimate and what made it.
   double analytic(Op op, const Work& w, std::string* by) const;
+  // Parses and fits kind k; then its neighbour groups (which need the analytic fit).
+  KindData& parsed(size_t k) const;
+  KindData& grouped(size_t k) const;
 
-  std::array<KindData, kNumOps> kinds_;
-  LinearFit pooled_;
+  mutable std::array<KindData, kNumOps> kinds_;
+  mutable std::unordered_map<std::string, uint32_t> label_ids_;
+  mutable std::optional<LinearFit> pooled_;
   RooflineModel roofline_;
-  size_t samples_ = 0, unusable_ = 0;
+  mutable size_t samples_ = 0, unusable_ = 0;
+  size_t unknown_ops_ = 0;
 };
 
 /// True for the fifth of signatures held out by the fit report.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <stdexcept>
 
 #include "gpu_cost/cuda_model.h"
@@ -18,34 +19,50 @@ namespace tensat::cost {
 
 namespace {
 
+void append_int(std::string& s, int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  s.append(buf, r.ptr);
+}
+
 void append_tensor(std::string& s, const TensorType& t) {
   s += dtype_name(t.dtype);
-  s += shape_str(t.shape);
+  s += '[';
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) s += ',';
+    append_int(s, t.shape[i]);
+  }
+  s += ']';
 }
 
 }  // namespace
 
+// Built with appends only (no temporaries): every e-node of an e-graph is priced by its
+// signature.
 std::string signature(Op op, const Children& children) {
-  std::string s(op_name(op));
-  s += "(";
+  std::string s;
+  s.reserve(64);
+  s += op_name(op);
+  s += '(';
   for (size_t i = 0; i < children.size(); ++i) {
-    if (i) s += ",";
+    if (i) s += ',';
     const ValueType& v = *children[i];
     switch (v.kind) {
-      case Kind::Int: s += std::to_string(v.num); break;
+      case Kind::Int: append_int(s, v.num); break;
       case Kind::Sym: s += v.sym; break;
       case Kind::Tensor: append_tensor(s, v.tensor); break;
       case Kind::Tuple:
-        s += "(";
+        s += '(';
         for (size_t k = 0; k < v.tuple.size(); ++k) {
-          if (k) s += ",";
+          if (k) s += ',';
           append_tensor(s, v.tuple[k]);
         }
-        s += ")";
+        s += ')';
         break;
     }
   }
-  return s + ")";
+  s += ')';
+  return s;
 }
 
 double opaque_cost_ms(int64_t output_bytes) {

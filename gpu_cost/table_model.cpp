@@ -78,6 +78,8 @@ void TableModel::load(const std::string& text, const std::string& device) {
   const CostCache::Device& d = parsed->devices.at(device_);
   method_ = d.method;
   entries_ = d.costs;
+  index_.reserve(entries_.size());
+  for (const auto& [sig, ms] : entries_) index_.emplace(sig, ms);
   if (auto it = d.launch_ms.find("graph"); it != d.launch_ms.end()) launch_ms_ = it->second;
   if (entries_.empty()) return unusable("no costs for device \"" + device_ + "\"");
   if (const DeviceProfile* p = match_profile(device_)) fallback_ = *p;
@@ -117,7 +119,7 @@ bool TableModel::covers(const std::vector<std::string>& signatures) const {
 
 Price TableModel::kernel_price(Op op, const Children& c, const std::string& sig) {
   const double launch = launch_ms_ > 0 ? launch_ms_ * op_work(op, c).kernels : 0.0;
-  if (auto it = entries_.find(sig); it != entries_.end()) {
+  if (auto it = index_.find(sig); it != index_.end()) {
     ++hits_;
     return {it->second + launch, false};
   }

@@ -20,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpu_cost/calibrated_model.h"
@@ -81,6 +83,8 @@ class TableModel : public CostModel {
   bool usable_ = false;
   double launch_ms_ = 0;
   CostCache::Entries entries_;
+  // entries_ by hash (every e-node is looked up; the keys are entries_'s).
+  std::unordered_map<std::string_view, double> index_;
   DeviceProfile fallback_;
   mutable std::unique_ptr<CalibratedModel> calibrated_;
   size_t hits_ = 0, misses_ = 0;
