@@ -72,6 +72,41 @@ RelaxedTask::RelaxedTask(const ExtractGraph& g, const Reduction& red) {
   cost_.push_back(0.0);
   eff_.push_back(goal_fact);
 
+  build_lists();
+
+  // Kahn's algorithm: a fact is ready once every precondition of every achiever is done.
+  const uint32_t F = facts(), A = actions();
+  std::vector<uint32_t> waiting(F, 0), order;
+  for (uint32_t a = 0; a < A; ++a) waiting[eff_[a]] += pre_start_[a + 1] - pre_start_[a];
+  for (uint32_t f = 0; f < F; ++f)
+    if (waiting[f] == 0) order.push_back(f);
+  for (size_t i = 0; i < order.size(); ++i)
+    each(users_begin(order[i]), users_end(order[i]), [&](uint32_t a) {
+      if (--waiting[eff_[a]] == 0) order.push_back(eff_[a]);
+    });
+  acyclic_ = order.size() == F;
+  if (!acyclic_) return;
+  // Acyclic: the facts are renumbered in that order (the goal, which nothing uses, last), so
+  // h_max is a sweep over the fact numbers and a precondition tie goes to the larger number.
+  std::vector<uint32_t> renumber(F);
+  uint32_t next = 0;
+  for (uint32_t f : order)
+    if (f != goal_fact) renumber[f] = next++;
+  renumber[goal_fact] = next;
+  std::vector<ClassIdx> classes(F - 1);
+  for (uint32_t f = 0; f + 1 < F; ++f) classes[renumber[f]] = class_of_fact_[f];
+  class_of_fact_ = std::move(classes);
+  for (uint32_t& f : fact_of_class_)
+    if (f != kNone) f = renumber[f];
+  for (uint32_t& f : eff_) f = renumber[f];
+  for (uint32_t a = 0; a < A; ++a) {
+    for (uint32_t i = pre_start_[a]; i < pre_start_[a + 1]; ++i) pre_[i] = renumber[pre_[i]];
+    std::sort(pre_.begin() + pre_start_[a], pre_.begin() + pre_start_[a + 1]);
+  }
+  build_lists();
+}
+
+void RelaxedTask::build_lists() {
   const uint32_t F = facts(), A = actions();
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (uint32_t a = 0; a < A; ++a) each(pre_begin(a), pre_end(a), [&](uint32_t p) { pairs.push_back({p, a}); });
@@ -79,19 +114,6 @@ RelaxedTask::RelaxedTask(const ExtractGraph& g, const Reduction& red) {
   pairs.clear();
   for (uint32_t a = 0; a < A; ++a) pairs.push_back({eff_[a], a});
   to_csr(F, pairs, ach_start_, ach_);
-
-  // Kahn's algorithm: a fact is ready once every precondition of every achiever is done.
-  std::vector<uint32_t> waiting(F, 0);
-  for (uint32_t a = 0; a < A; ++a) waiting[eff_[a]] += pre_start_[a + 1] - pre_start_[a];
-  topo_.clear();
-  for (uint32_t f = 0; f < F; ++f)
-    if (waiting[f] == 0) topo_.push_back(f);
-  for (size_t i = 0; i < topo_.size(); ++i)
-    each(users_begin(topo_[i]), users_end(topo_[i]), [&](uint32_t a) {
-      if (--waiting[eff_[a]] == 0) topo_.push_back(eff_[a]);
-    });
-  acyclic_ = topo_.size() == F;
-  if (!acyclic_) topo_.clear();
 }
 
 LmCut::LmCut(const RelaxedTask& t) : t_(&t) {
@@ -113,8 +135,6 @@ LmCut::LmCut(const RelaxedTask& t) : t_(&t) {
   for (uint32_t a = 0; a < A; ++a)
     if (t.pre_begin(a) == t.pre_end(a)) leaves_.push_back(a);
   if (t.acyclic()) {
-    pos_.resize(F);
-    for (uint32_t i = 0; i < F; ++i) pos_[t.topo()[i]] = i;
     dirty_.assign((F + 63) / 64, 0);
     first_dirty_ = static_cast<uint32_t>(dirty_.size());
   }
@@ -136,7 +156,8 @@ bool LmCut::tie_later(uint32_t p, uint32_t q) const {
   // Among preconditions of equal h, the one later in the topological order (the higher
   // class): on the benchmark e-graphs this gave much larger bounds than the first one
   // (nasneta 7.30 -> 9.37, inceptionv3 3.07 -> 3.27, optimum 11.56 and 3.39).
-  return t_->acyclic() ? pos_[p] > pos_[q] : p > q;
+  // Acyclic tasks are numbered in topological order: that is the larger number.
+  return p > q;
 }
 
 double LmCut::run(size_t max_iterations, std::vector<std::vector<uint32_t>>* landmarks,
@@ -235,9 +256,10 @@ void LmCut::evaluate_action(uint32_t a) {
   }
   double hm = 0.0;
   uint32_t arg = init_;
+  // The preconditions are in increasing order: the last of equal h wins (tie_later).
   for (const uint32_t* p = t_->pre_begin(a); p != t_->pre_end(a); ++p) {
     const double hp = h_[*p];
-    if (arg == init_ || hp > hm || (hp == hm && tie_later(*p, arg))) {
+    if (arg == init_ || hp >= hm) {
       hm = hp;
       arg = *p;
     }
@@ -258,7 +280,7 @@ void LmCut::full_hmax() {
     dijkstra();
     return;
   }
-  for (uint32_t f : t_->topo()) {
+  for (uint32_t f = 0; f < t_->facts(); ++f) {
     each(t_->ach_begin(f), t_->ach_end(f), [&](uint32_t a) { evaluate_action(a); });
     h_[f] = evaluate(f);
   }
@@ -274,9 +296,8 @@ void LmCut::lower(uint32_t f, double v) {
 
 void LmCut::touch(uint32_t f) {
   if (!t_->acyclic()) return;
-  const uint32_t i = pos_[f];
-  dirty_[i / 64] |= uint64_t{1} << (i % 64);
-  first_dirty_ = std::min(first_dirty_, i / 64);
+  dirty_[f / 64] |= uint64_t{1} << (f % 64);
+  first_dirty_ = std::min(first_dirty_, f / 64);
 }
 
 // Re-evaluates the touched facts in topological order. When h of a fact changes, only its
@@ -309,9 +330,8 @@ void LmCut::update_hmax() {
   // A forward sweep over the dirty bits: a touched fact's parents come later in the order.
   for (uint32_t w = first_dirty_; w < dirty_.size(); ++w) {
     while (dirty_[w]) {
-      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(dirty_[w]));
+      const uint32_t f = w * 64 + static_cast<uint32_t>(__builtin_ctzll(dirty_[w]));
       dirty_[w] &= dirty_[w] - 1;
-      const uint32_t f = t_->topo()[i];
       const double v = evaluate(f);
       if (v == h_[f]) continue;
       h_[f] = v;
@@ -381,8 +401,7 @@ std::vector<double> cheapest_chain_from_goal(const RelaxedTask& t, const std::ve
   up[t.goal()] = 0.0;
   auto on = [&](uint32_t a) { return enabled.empty() || enabled[a]; };
   if (t.acyclic()) {
-    for (auto it = t.topo().rbegin(); it != t.topo().rend(); ++it) {
-      const uint32_t f = *it;
+    for (uint32_t f = F; f-- > 0;) {
       if (!std::isfinite(up[f])) continue;
       each(t.ach_begin(f), t.ach_end(f), [&](uint32_t a) {
         if (!on(a)) return;

@@ -58,12 +58,15 @@ class RelaxedTask {
   const uint32_t* ach_begin(uint32_t f) const { return ach_.data() + ach_start_[f]; }
   const uint32_t* ach_end(uint32_t f) const { return ach_.data() + ach_start_[f + 1]; }
 
-  /// Whether the fact graph (fact -> its achievers' preconditions) has no cycle; then
-  /// topo() lists the facts children first (the goal last).
+  /// Whether the fact graph (fact -> its achievers' preconditions) has no cycle; then the
+  /// facts are numbered in a topological order: every precondition of an achiever of f has a
+  /// smaller number than f (the goal is last).
   bool acyclic() const { return acyclic_; }
-  const std::vector<uint32_t>& topo() const { return topo_; }
 
  private:
+  // The users and achievers lists from pre_ and eff_.
+  void build_lists();
+
   std::vector<ClassIdx> class_of_fact_;
   std::vector<uint32_t> fact_of_class_;
   std::vector<NodeIdx> node_of_action_;
@@ -74,7 +77,6 @@ class RelaxedTask {
   std::vector<uint32_t> user_start_, users_;
   std::vector<uint32_t> ach_start_, ach_;
   bool acyclic_ = false;
-  std::vector<uint32_t> topo_;
 };
 
 /// LM-cut as a state that can be continued: after disable(), the landmarks found so far
@@ -131,9 +133,9 @@ class LmCut {
   size_t iterations_ = 0;
   uint32_t init_ = 0;  // the justification graph's source: facts()
   std::vector<double> res_, h_, hm_;
-  std::vector<uint32_t> pcf_, zone_, seen_, pos_, cnt_, leaves_, zone_list_, front_, cut_;
+  std::vector<uint32_t> pcf_, zone_, seen_, cnt_, leaves_, zone_list_, front_, cut_;
   uint32_t zone_epoch_ = 0, seen_epoch_ = 0;
-  std::vector<uint64_t> dirty_;  // bits by topological position (acyclic tasks)
+  std::vector<uint64_t> dirty_;  // bits by fact (acyclic tasks: numbered topologically)
   std::vector<std::pair<double, uint32_t>> lowered_;  // heap of dropped h (cyclic tasks)
   uint32_t first_dirty_ = 0;     // no dirty bit in an earlier word
 };

@@ -172,10 +172,11 @@ TEST(LmCut, TopologicalOrderOnAcyclicTasks) {
         EXPECT_TRUE(t.acyclic());
       }
       if (!t.acyclic()) continue;
-      std::vector<uint32_t> pos(t.facts());
-      for (uint32_t i = 0; i < t.facts(); ++i) pos[t.topo()[i]] = i;
+      // Numbered in topological order, the goal last; the numbering is a bijection.
+      EXPECT_EQ(t.eff(t.goal_action()), t.goal());
       for (uint32_t a = 0; a < t.actions(); ++a)
-        for (const uint32_t* p = t.pre_begin(a); p != t.pre_end(a); ++p) EXPECT_LT(pos[*p], pos[t.eff(a)]);
+        for (const uint32_t* p = t.pre_begin(a); p != t.pre_end(a); ++p) EXPECT_LT(*p, t.eff(a));
+      for (uint32_t f = 0; f < t.goal(); ++f) EXPECT_EQ(t.fact_of(t.class_of(f)), f);
     }
 }
 
