@@ -94,22 +94,22 @@ Children ParsedSignature::pointers() const {
 
 namespace {
 
-// Splits at commas outside brackets and parentheses.
-std::vector<std::string_view> split_top(std::string_view s) {
-  std::vector<std::string_view> out;
+// Calls f(part) for each part of s between commas outside brackets and parentheses; stops
+// (returns false) when f does.
+template <class F>
+bool for_each_top(std::string_view s, F&& f) {
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    char ch = s[i];
+    const char ch = s[i];
     if (ch == '(' || ch == '[') ++depth;
     if (ch == ')' || ch == ']') --depth;
     if (ch == ',' && depth == 0) {
-      out.push_back(s.substr(start, i - start));
+      if (!f(s.substr(start, i - start))) return false;
       start = i + 1;
     }
   }
-  out.push_back(s.substr(start));
-  return out;
+  return f(s.substr(start));
 }
 
 std::optional<int64_t> parse_int(std::string_view s) {
@@ -124,21 +124,23 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return s[0] == '-' ? -v : v;
 }
 
-// "f32[1,64,56,56]" (or "f32[]" for a scalar).
-std::optional<TensorType> parse_tensor(std::string_view s) {
-  size_t lb = s.find('[');
-  if (lb == std::string_view::npos || s.back() != ']') return std::nullopt;
+// "f32[1,64,56,56]" (or "f32[]" for a scalar) into t; false if malformed.
+bool parse_tensor(std::string_view s, TensorType& t) {
+  const size_t lb = s.find('[');
+  if (lb == std::string_view::npos || s.back() != ']') return false;
   auto dt = dtype_from_name(s.substr(0, lb));
-  if (!dt) return std::nullopt;
-  TensorType t{*dt, {}};
-  std::string_view inner = s.substr(lb + 1, s.size() - lb - 2);
-  if (inner.empty()) return t;
-  for (auto d : split_top(inner)) {
+  if (!dt) return false;
+  t.dtype = *dt;
+  t.shape.clear();
+  const std::string_view inner = s.substr(lb + 1, s.size() - lb - 2);
+  if (inner.empty()) return true;
+  t.shape.reserve(static_cast<size_t>(std::count(inner.begin(), inner.end(), ',')) + 1);
+  return for_each_top(inner, [&](std::string_view d) {
     auto v = parse_int(d);
-    if (!v || *v < 0) return std::nullopt;
+    if (!v || *v < 0) return false;
     t.shape.push_back(*v);
-  }
-  return t;
+    return true;
+  });
 }
 
 }  // namespace
@@ -156,27 +158,38 @@ std::optional<ParsedSignature> parse_signature(std::string_view sig, std::string
   out.op = *op;
   std::string_view inner = sig.substr(lp + 1, sig.size() - lp - 2);
   if (inner.empty()) return out;
-  for (auto part : split_top(inner)) {
-    if (part.empty()) return fail("an empty child");
-    if (part.front() == '(' && part.back() == ')') {
-      ValueType v;
-      v.kind = Kind::Tuple;
-      for (auto t : split_top(part.substr(1, part.size() - 2))) {
-        auto tt = parse_tensor(t);
-        if (!tt) return fail("a malformed tuple part \"" + std::string(t) + "\"");
-        v.tuple.push_back(std::move(*tt));
-      }
-      out.children.push_back(std::move(v));
-    } else if (size_t lb = part.find('['); lb != std::string_view::npos && dtype_from_name(part.substr(0, lb))) {
-      auto t = parse_tensor(part);
-      if (!t) return fail("a malformed tensor \"" + std::string(part) + "\"");
-      out.children.push_back(ValueType::of_tensor(std::move(*t)));
-    } else if (auto n = parse_int(part)) {
-      out.children.push_back(ValueType::of_int(*n));
-    } else {
-      out.children.push_back(ValueType::of_sym(std::string(part)));
+  out.children.reserve(8);
+  std::string why;
+  const bool ok = for_each_top(inner, [&](std::string_view part) {
+    if (part.empty()) {
+      why = "an empty child";
+      return false;
     }
-  }
+    ValueType& v = out.children.emplace_back();
+    if (part.front() == '(' && part.back() == ')') {
+      v.kind = Kind::Tuple;
+      return for_each_top(part.substr(1, part.size() - 2), [&](std::string_view t) {
+        if (parse_tensor(t, v.tuple.emplace_back())) return true;
+        why = "a malformed tuple part \"" + std::string(t) + "\"";
+        return false;
+      });
+    }
+    if (size_t lb = part.find('['); lb != std::string_view::npos && dtype_from_name(part.substr(0, lb))) {
+      v.kind = Kind::Tensor;
+      if (parse_tensor(part, v.tensor)) return true;
+      why = "a malformed tensor \"" + std::string(part) + "\"";
+      return false;
+    }
+    if (auto n = parse_int(part)) {
+      v.kind = Kind::Int;
+      v.num = *n;
+    } else {
+      v.kind = Kind::Sym;
+      v.sym = std::string(part);
+    }
+    return true;
+  });
+  if (!ok) return fail(why);
   return out;
 }
 
