@@ -338,13 +338,18 @@ void LmCut::update_hmax() {
       each(t_->users_begin(f), t_->users_end(f), [&](uint32_t a) {
         if (!enabled_[a]) return;
         const double before = hm_[a];
-        if (pcf_[a] == f || pcf_[a] == RelaxedTask::kNone) {
+        if (pcf_[a] == f && t_->pre_end(a) - t_->pre_begin(a) == 1 && std::isfinite(v)) {
+          hm_[a] = v;  // f is its only precondition
+        } else if (pcf_[a] == f || pcf_[a] == RelaxedTask::kNone) {
           evaluate_action(a);
         } else if (v > hm_[a] || (v == hm_[a] && tie_later(f, pcf_[a]))) {
           hm_[a] = v;
           pcf_[a] = f;
         }
-        if (hm_[a] != before) touch(t_->eff(a));
+        if (hm_[a] != before) {  // touch(): an effect comes later in the order than f
+          const uint32_t e = t_->eff(a);
+          dirty_[e / 64] |= uint64_t{1} << (e % 64);
+        }
       });
     }
   }
