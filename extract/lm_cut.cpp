@@ -132,6 +132,7 @@ LmCut::LmCut(const RelaxedTask& t) : t_(&t) {
   hm_.assign(A, kInf);
   zone_.assign(F, 0);
   seen_.assign(F, 0);
+  v0_.assign(F, 0);
   for (uint32_t a = 0; a < A; ++a)
     if (t.pre_begin(a) == t.pre_end(a)) leaves_.push_back(a);
   if (t.acyclic()) {
@@ -158,6 +159,56 @@ bool LmCut::tie_later(uint32_t p, uint32_t q) const {
   // (nasneta 7.30 -> 9.37, inceptionv3 3.07 -> 3.27, optimum 11.56 and 3.39).
   // Acyclic tasks are numbered in topological order: that is the larger number.
   return p > q;
+}
+
+// Whether fact f (outside the zone) is in V0: reachable from the justification graph's source
+// without passing the zone, i.e. some enabled achiever's precondition choice is the source or
+// in V0. Acyclic tasks only (a depth-first search down, memoized per cut in seen_/v0_).
+bool LmCut::in_v0(uint32_t f) {
+  if (seen_[f] == seen_epoch_) return v0_[f] != 0;
+  const RelaxedTask& t = *t_;
+  // Frames: a fact and the position of the next achiever to try.
+  stack_.clear();
+  stack_.push_back({f, t.ach_begin(f)});
+  seen_[f] = seen_epoch_;
+  v0_[f] = 0;
+  while (!stack_.empty()) {
+    auto& [g, next] = stack_.back();
+    bool found = false, descended = false;
+    for (; next != t.ach_end(g); ++next) {
+      const uint32_t p = pcf_[*next];
+      if (p == RelaxedTask::kNone) continue;
+      if (p == init_) {
+        found = true;
+        break;
+      }
+      if (zone_[p] == zone_epoch_) continue;
+      if (seen_[p] == seen_epoch_) {
+        if (v0_[p]) {
+          found = true;
+          break;
+        }
+        continue;  // known not in V0 (acyclic: never on the stack)
+      }
+      seen_[p] = seen_epoch_;
+      v0_[p] = 0;
+      ++next;
+      stack_.push_back({p, t.ach_begin(p)});
+      descended = true;
+      break;
+    }
+    if (descended) continue;
+    const uint32_t done = g;
+    stack_.pop_back();
+    if (found) {
+      v0_[done] = 1;
+      // Every fact below on the stack reaches the source through `done`.
+      for (auto& fr : stack_) v0_[fr.first] = 1;
+      stack_.clear();
+      break;
+    }
+  }
+  return v0_[f] != 0;
 }
 
 double LmCut::run(size_t max_iterations, std::vector<std::vector<uint32_t>>* landmarks,
@@ -210,24 +261,40 @@ double LmCut::run(size_t max_iterations, std::vector<std::vector<uint32_t>>* lan
     cut_.clear();
     double m = kInf;
     ++seen_epoch_;
-    front_.clear();
-    auto reach = [&](uint32_t a) {
-      const uint32_t e = t.eff(a);
-      if (zone_[e] == zone_epoch_) {
-        cut_.push_back(a);
-        m = std::min(m, res_[a]);
-      } else if (seen_[e] != seen_epoch_) {
-        seen_[e] = seen_epoch_;
-        front_.push_back(e);
+    if (t.acyclic() && !forward_cuts_) {
+      // From the zone down: an achiever of a zone fact whose precondition choice is outside
+      // the zone is in the cut when that fact is in V0 (in_v0: a search down the
+      // justification graph, memoized for this cut). A forward sweep from the leaves visits
+      // all of V0, most of the task, for every landmark.
+      for (const uint32_t z : zone_list_)
+        each(t.ach_begin(z), t.ach_end(z), [&](uint32_t a) {
+          const uint32_t p = pcf_[a];
+          if (p == RelaxedTask::kNone || (p != init_ && (zone_[p] == zone_epoch_ || !in_v0(p)))) return;
+          cut_.push_back(a);
+          m = std::min(m, res_[a]);
+        });
+      std::sort(cut_.begin(), cut_.end());
+    } else {
+      front_.clear();
+      auto reach = [&](uint32_t a) {
+        const uint32_t e = t.eff(a);
+        if (zone_[e] == zone_epoch_) {
+          cut_.push_back(a);
+          m = std::min(m, res_[a]);
+        } else if (seen_[e] != seen_epoch_) {
+          seen_[e] = seen_epoch_;
+          front_.push_back(e);
+        }
+      };
+      for (uint32_t a : leaves_)
+        if (pcf_[a] == init_) reach(a);
+      for (size_t i = 0; i < front_.size(); ++i) {
+        const uint32_t f = front_[i];
+        each(t.users_begin(f), t.users_end(f), [&](uint32_t a) {
+          if (pcf_[a] == f) reach(a);
+        });
       }
-    };
-    for (uint32_t a : leaves_)
-      if (pcf_[a] == init_) reach(a);
-    for (size_t i = 0; i < front_.size(); ++i) {
-      const uint32_t f = front_[i];
-      each(t.users_begin(f), t.users_end(f), [&](uint32_t a) {
-        if (pcf_[a] == f) reach(a);
-      });
+      std::sort(cut_.begin(), cut_.end());
     }
     // The zone is closed under zero-cost edges, so every cut action costs more than eps.
     assert(!cut_.empty() && m > 0.0);

@@ -88,6 +88,10 @@ class LmCut {
   explicit LmCut(const RelaxedTask& t);
   const RelaxedTask& task() const { return *t_; }
 
+  /// Acyclic tasks find each cut from the zone down (in_v0); this switches to the forward
+  /// sweep from the leaves that cyclic tasks use, the reference the tests compare against.
+  void use_forward_cuts(bool on) { forward_cuts_ = on; }
+
   /// Removes action a from every extraction considered (h_max is updated by the next run()).
   void disable(uint32_t a);
   bool enabled(uint32_t a) const { return enabled_[a] != 0; }
@@ -124,16 +128,19 @@ class LmCut {
   void update_hmax();
   void dijkstra();
   bool tie_later(uint32_t p, uint32_t q) const;
+  bool in_v0(uint32_t f);
 
   const RelaxedTask* t_;
   std::vector<char> enabled_;
   double eps_ = 0.0;
   double bound_ = 0.0;
-  bool complete_ = false, started_ = false, stale_ = false, need_full_ = false;
+  bool complete_ = false, started_ = false, stale_ = false, need_full_ = false, forward_cuts_ = false;
   size_t iterations_ = 0;
   uint32_t init_ = 0;  // the justification graph's source: facts()
   std::vector<double> res_, h_, hm_;
   std::vector<uint32_t> pcf_, zone_, seen_, cnt_, leaves_, zone_list_, front_, cut_;
+  std::vector<char> v0_;                                          // in_v0's answers (seen_ says which hold)
+  std::vector<std::pair<uint32_t, const uint32_t*>> stack_;        // in_v0's search
   uint32_t zone_epoch_ = 0, seen_epoch_ = 0;
   std::vector<uint64_t> dirty_;  // bits by fact (acyclic tasks: numbered topologically)
   std::vector<std::pair<double, uint32_t>> lowered_;  // heap of dropped h (cyclic tasks)
