@@ -256,30 +256,32 @@ CalibratedModel::Estimate CalibratedModel::estimate(Op op, const Children& c, bo
   Estimate e;
   const Work w = op_work(op, c);
   double ms = analytic(op, w, &e.by);
-  const auto& groups = grouped(static_cast<size_t>(op)).groups;
-  if (neighbours && !groups.empty()) {
+  if (neighbours) {
     std::vector<double> dims;
     std::vector<std::string> label_names;
     features(c, dims, label_names);
-    std::vector<uint32_t> labels;
-    for (const std::string& l : label_names) labels.push_back(label_id(l));
-    // The kNeighbours nearest (distance, then table order), kept sorted.
-    std::array<std::pair<double, size_t>, kNeighbours> near{};
-    size_t k = 0;
-    for (const Group& g : groups) {
-      if (g.nd != dims.size() || g.nl != labels.size()) continue;
-      const size_t count = g.log_ratio.size();
-      for (size_t i = 0; i < count; ++i) {
-        const double* sd = g.dims.data() + i * g.nd;
-        const uint32_t* sl = g.labels.data() + i * g.nl;
+    const auto& groups = grouped(static_cast<size_t>(op)).groups;
+    // The measurements of the same structure (one group at most).
+    const auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) {
+      return x.nd == dims.size() && x.nl == label_names.size();
+    });
+    if (g != groups.end()) {
+      std::vector<uint32_t> labels;
+      for (const std::string& l : label_names) labels.push_back(label_id(l));
+      // The kNeighbours nearest (distance, then table order), kept sorted.
+      std::array<std::pair<double, size_t>, kNeighbours> near{};
+      size_t k = 0;
+      for (size_t i = 0; i < g->log_ratio.size(); ++i) {
+        const double* sd = g->dims.data() + i * g->nd;
+        const uint32_t* sl = g->labels.data() + i * g->nl;
         // The partial sums only grow: a sample stops counting once it is no nearer than the
         // k-th nearest so far (same sums, same order, so the same neighbours).
         const double worst = k == kNeighbours ? near[k - 1].first : kInfinity;
         double d = 0;
         size_t j = 0;
-        for (; j < g.nd && d < worst; ++j) d += (dims[j] - sd[j]) * (dims[j] - sd[j]);
-        if (j < g.nd) continue;
-        for (j = 0; j < g.nl; ++j)
+        for (; j < g->nd && d < worst; ++j) d += (dims[j] - sd[j]) * (dims[j] - sd[j]);
+        if (j < g->nd) continue;
+        for (j = 0; j < g->nl; ++j)
           if (labels[j] != sl[j]) d += kLabelPenalty;
         if (!(d < worst)) continue;
         size_t at = k < kNeighbours ? k++ : k - 1;
@@ -290,13 +292,12 @@ CalibratedModel::Estimate CalibratedModel::estimate(Op op, const Children& c, bo
       for (size_t i = 0; i < k; ++i) {
         double wt = 1.0 / (near[i].first + kDistanceFloor);
         wsum += wt;
-        lsum += wt * g.log_ratio[near[i].second];
+        lsum += wt * g->log_ratio[near[i].second];
       }
       if (k > 0) {
         ms *= std::exp(lsum / wsum);
         e.by += " + " + std::to_string(k) + (k == 1 ? " neighbour" : " neighbours");
       }
-      break;  // one group per structure
     }
   }
   e.ms = std::max(ms, kMinMs);

@@ -1,7 +1,7 @@
 // Bridge e-graph <-> extraction.
 #include "pipeline/egraph_extract.h"
 
-#include <unordered_map>
+#include <string>
 
 #include "egraph/bridge.h"
 
@@ -9,24 +9,24 @@ namespace tensat {
 
 ExtractView to_extract_graph(const EGraph& eg, EClassId root, const std::vector<double>& costs) {
   ExtractView v;
-  std::unordered_map<uint32_t, extract::ClassIdx> index;
+  std::vector<extract::ClassIdx> index(eg.class_capacity(), 0);  // by e-class id (dense)
   for (EClassId c : eg.class_ids()) {
     index[c.v] = v.graph.add_class("c" + std::to_string(c.v));
     v.class_of_index.push_back(c);
   }
   for (EClassId c : eg.class_ids()) {
-    extract::ClassIdx ci = index.at(c.v);
+    const extract::ClassIdx ci = index[c.v];
     for (ENodeId n : eg.eclass(c).nodes) {
       const ENode& e = eg.node(n);
       std::vector<extract::ClassIdx> kids;
       kids.reserve(e.children.size());
-      for (auto ch : e.children) kids.push_back(index.at(eg.find(ch).v));
+      for (auto ch : e.children) kids.push_back(index[eg.find(ch).v]);
       extract::NodeIdx ni = v.graph.add_node(ci, std::string(op_name(e.op)), std::move(kids), costs[n.v]);
       v.graph.nodes[ni].filtered = eg.is_filtered(n);
       v.node_of_index.push_back(n);
     }
   }
-  v.graph.roots.push_back(index.at(eg.find(root).v));
+  v.graph.roots.push_back(index[eg.find(root).v]);
   return v;
 }
 
@@ -41,12 +41,10 @@ ir::Graph choice_to_graph(const EGraph& eg, EClassId root, const ExtractView& vi
 
 extract::Choice graph_to_choice(const EGraph& eg, const ExtractView& view, const ir::Graph& g,
                                 const std::vector<EClassId>& node_classes) {
-  std::unordered_map<uint32_t, extract::ClassIdx> class_index;
-  for (size_t ci = 0; ci < view.class_of_index.size(); ++ci)
-    class_index[view.class_of_index[ci].v] = static_cast<extract::ClassIdx>(ci);
-  std::unordered_map<uint32_t, extract::NodeIdx> node_index;
-  for (size_t ni = 0; ni < view.node_of_index.size(); ++ni)
-    node_index[view.node_of_index[ni].v] = static_cast<extract::NodeIdx>(ni);
+  // The view's indices by e-class and e-node id (-1: not in the view).
+  std::vector<int64_t> class_index(eg.class_capacity(), -1), node_index(eg.node_capacity(), -1);
+  for (size_t ci = 0; ci < view.class_of_index.size(); ++ci) class_index[view.class_of_index[ci].v] = static_cast<int64_t>(ci);
+  for (size_t ni = 0; ni < view.node_of_index.size(); ++ni) node_index[view.node_of_index[ni].v] = static_cast<int64_t>(ni);
   extract::Choice choice(view.graph.classes.size(), -1);
   for (size_t i = 0; i < g.size() && i < node_classes.size(); ++i) {
     if (!node_classes[i].valid()) continue;  // not reachable from g's root
@@ -64,13 +62,13 @@ extract::Choice graph_to_choice(const EGraph& eg, const ExtractView& view, const
     int64_t found = -1;
     for (ENodeId n : eg.eclass(c).nodes)
       if (same(eg.node(n))) {
-        if (const auto it = node_index.find(n.v); it != node_index.end()) found = it->second;
+        found = node_index[n.v];
         break;
       }
-    const auto ci = class_index.find(c.v);
-    if (found < 0 || ci == class_index.end()) return {};
-    if (choice[ci->second] >= 0 && choice[ci->second] != found) return {};
-    choice[ci->second] = found;
+    const int64_t ci = class_index[c.v];
+    if (found < 0 || ci < 0) return {};
+    if (choice[ci] >= 0 && choice[ci] != found) return {};
+    choice[ci] = found;
   }
   return choice;
 }
