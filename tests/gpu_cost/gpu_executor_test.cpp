@@ -144,6 +144,13 @@ std::vector<Case> cases() {
          auto x = b.input("x", {3, 7, 11});
          b.outputs({b.g.op(Op::Relu, {x}), b.g.op(Op::Tanh, {x}), b.g.op(Op::Sigmoid, {x})});
        }},
+      {"parameterized_activations", [](B& b) {  // act's tensor is its second child (after the symbol)
+         auto x = b.input("x", {1, 8, 9, 9});
+         b.outputs({b.g.op(Op::Act, {b.g.sym("relu6"), x}), b.g.op(Op::Act, {b.g.sym("clip_-1.5_0.25"), x}),
+                    b.g.op(Op::Act, {b.g.sym("leaky_0.1"), x}),
+                    b.conv(1, 1, "same", "relu6", x, b.weight("w", {4, 8, 3, 3}), b.weight("b", {4})),
+                    b.matmul("leaky_0.1", b.input("m", {4, 16}), b.weight("mw", {16, 8}), b.none())});
+       }},
       {"transposes", [](B& b) {
          auto x = b.input("x", {2, 3, 4, 5});
          auto y = b.input("y", {1, 4, 5});
