@@ -59,7 +59,16 @@ def attrs_of(node):
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
+# Integer values of the model's constants (shapes, axes, pads), read once on the host: reading
+# a GPU tensor's values copies it to the host, which a CUDA-graph capture forbids. Keyed by the
+# tensor object; Model keeps the constants alive, so an id is never reused while it is needed.
+_CONST_INTS = {}
+
+
 def as_ints(t):
+    known = _CONST_INTS.get(id(t))
+    if known is not None:
+        return list(known)
     return [int(v) for v in t.reshape(-1).tolist()]
 
 
@@ -456,6 +465,9 @@ class Model:
                         self.consts[name] = val
                 if depends:
                     self.runtime.append(n)
+        for v in self.consts.values():
+            if not v.dtype.is_floating_point and v.dtype != torch.bool and v.numel() <= 4096:
+                _CONST_INTS[id(v)] = tuple(int(x) for x in v.reshape(-1).tolist())
 
     def random_inputs(self, seed):
         gen = torch.Generator().manual_seed(seed)
