@@ -344,40 +344,46 @@ TEST(BuiltInTable, H100IsShippedAndEveryEntryIsUsable) {
   EXPECT_TRUE(t.usable());
   EXPECT_EQ(t.name(), "table:h100");
   EXPECT_EQ(t.device(), "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(t.size(), 3883u);
-  EXPECT_EQ(t.version(), 1);
-  EXPECT_EQ(t.method(), kMethodSingleLaunch);
-  EXPECT_NE(t.detail().find("event-single-launch, v1; 3883 signatures"), std::string::npos) << t.detail();
+  EXPECT_EQ(t.size(), 4163u);
+  EXPECT_EQ(t.version(), 2);
+  EXPECT_EQ(t.method(), "graph-replay-v1");
+  EXPECT_NE(t.detail().find("graph-replay-v1, v2; 4163 signatures"), std::string::npos) << t.detail();
+  EXPECT_NE(t.detail().find("ms per kernel launch (graph)"), std::string::npos) << t.detail();
   EXPECT_EQ(t.calibrated().unusable(), 0u);  // every signature parses and type-checks
-  EXPECT_EQ(t.calibrated().samples(), 3883u);
+  EXPECT_EQ(t.calibrated().samples(), 4163u);
 }
 
 TEST(BuiltInTable, RoundTripThroughAFile) {
   // The built-in table written as a version-2 file by CostCache and read back as a table:
-  // the same cost for every signature.
+  // the same method, launch overhead and cost for every signature.
   TableModel builtin(*embedded_table("h100"), *find_profile("h100"));
   auto parsed = parse_cost_cache(std::string(embedded_table("h100")->text), nullptr);
   ASSERT_TRUE(parsed);
+  const CostCache::Device& dev = parsed->devices.begin()->second;
   TempDir dir;
   const std::string path = dir.file("h100.json");
   {
     CostCache c(path);
-    for (const auto& [sig, ms] : parsed->devices.begin()->second.costs) c.put(builtin.device(), sig, ms);
+    c.set_method(builtin.device(), dev.method);
+    for (const auto& [mode, ms] : dev.launch_ms) c.set_launch_ms(builtin.device(), mode, ms);
+    for (const auto& [sig, ms] : dev.costs) c.put(builtin.device(), sig, ms);
     ASSERT_TRUE(c.save());
   }
   TableModel copy(path, "", *find_profile("h100"));
   EXPECT_EQ(copy.version(), 2);
-  EXPECT_EQ(copy.method(), kMethodSingleLaunch);
+  EXPECT_EQ(copy.method(), "graph-replay-v1");
   ASSERT_EQ(copy.size(), builtin.size());
   size_t n = 0;
   for (const auto& [sig, ms] : parsed->devices.begin()->second.costs) {
     auto p = parse_signature(sig);
     ASSERT_TRUE(p) << sig;
-    EXPECT_EQ(copy.op_cost(p->op, p->pointers()), ms) << sig;
-    EXPECT_EQ(builtin.op_cost(p->op, p->pointers()), ms) << sig;
+    // Each price is the measured cost plus the graph-mode launch overhead of its kernels.
+    const double launches = builtin.op_cost(p->op, p->pointers()) - ms;
+    EXPECT_GT(launches, 0.0) << sig;
+    EXPECT_EQ(copy.op_cost(p->op, p->pointers()), builtin.op_cost(p->op, p->pointers())) << sig;
     ++n;
   }
-  EXPECT_EQ(n, 3883u);
+  EXPECT_EQ(n, 4163u);
   EXPECT_EQ(copy.misses(), 0u);
   EXPECT_EQ(builtin.misses(), 0u);
 }
