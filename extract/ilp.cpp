@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <limits>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -127,20 +130,62 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
   return best;
 }
 
+// Phase 1's warm start (see ilp.h): the best of greedy, greedy-DAG and greedy-DAG improved by
+// local search (all checked acyclic; the local search is never worse than greedy-DAG), and of
+// the hints after the local search; on the unreduced graph (extract_ilp maps it onto the
+// reduced problem, never more expensive).
+struct WarmStart {
+  ExtractResult greedy, dag, local;
+  Choice choice;
+};
+
+WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
+  WarmStart w;
+  w.greedy = extract_greedy(g);
+  w.dag = extract_greedy_dag(g);
+  w.local = opts.local_search ? improve_local(g, w.dag.choice) : w.dag;
+  w.choice = w.local.dag_cost <= w.greedy.dag_cost ? w.local.choice : w.greedy.choice;
+  double start_cost = std::min(w.local.dag_cost, w.greedy.dag_cost);
+  for (const Choice& hint : opts.hints) {
+    if (const std::string why = extraction_problem(g, hint); !why.empty()) {
+      spdlog::debug("ilp: hint skipped: {}", why);
+      continue;
+    }
+    Choice c = opts.local_search ? improve_local(g, hint).choice : hint;
+    const double cost = dag_cost(g, c);
+    spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
+    if (cost < start_cost) {
+      w.choice = std::move(c);
+      start_cost = cost;
+    }
+  }
+  return w;
+}
+
 // Phases 2-3 (see ilp.h): LM-cut, then elimination, both run to the end (they are
 // deterministic and polynomial; `deadline` is the call's wall-clock safety net). Returns the
 // nodes kept for the ILP (per node; all alive nodes when landmarks are off) and fills
 // `landmarks` (as nodes).
-std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Progress& p,
+// The relaxed task and LM-cut's first run (phase 2): they need the reduction, not the
+// incumbent, so they run beside the warm start (WarmStart).
+struct Bounding {
+  Bounding(const ExtractGraph& g, const Reduction& red, Clock::time_point deadline) : task(g, red), lm(task) {
+    lm.run(SIZE_MAX, &cuts, deadline);
+  }
+  const RelaxedTask task;
+  LmCut lm;
+  std::vector<std::vector<uint32_t>> cuts;
+};
+
+std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Bounding* b, Progress& p,
                                       ExtractResult& res, std::vector<std::vector<NodeIdx>>& landmarks,
                                       Clock::time_point t0, Clock::time_point deadline) {
   std::vector<char> keep(red.node_alive.begin(), red.node_alive.end());
   res.lm_cut_bound = std::nan("");
-  if (!p.opts.landmarks) return keep;
-  const RelaxedTask task(g, red);
-  LmCut lm(task);
-  std::vector<std::vector<uint32_t>> cuts;
-  lm.run(SIZE_MAX, &cuts, deadline);
+  if (!b) return keep;
+  const RelaxedTask& task = b->task;
+  LmCut& lm = b->lm;
+  std::vector<std::vector<uint32_t>>& cuts = b->cuts;
   res.lm_cut_bound = lm.bound();
   p.raise(lm.bound(), "lm-cut");
   spdlog::debug("ilp: [{:.3f} s] LM-cut bound {} ({} landmarks, {} facts, {} actions{})", seconds_since(t0),
@@ -200,48 +245,42 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   ExtractResult res;
   res.method = "ilp";
 
+  const auto hard_end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.time_limit_s));
+  auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
+
+  // The warm start (on the unreduced graph) runs on a second thread beside the reduction and
+  // LM-cut's first run: neither needs the other, both are deterministic, and they are joined
+  // before anything uses both, so the result is the same as run one after the other.
+  const bool concurrent = opts.concurrent_start && std::thread::hardware_concurrency() > 1;
+  auto warm_future = std::async(concurrent ? std::launch::async : std::launch::deferred,
+                                [&g, &opts] { return warm_start(g, opts); });
+
   // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
   if (opts.reduce) spdlog::debug("ilp: [{:.3f} s] {}", seconds_since(t0), describe(red.stats));
+  std::optional<Bounding> bounding;
+  if (opts.landmarks) bounding.emplace(g, red, hard_end);
 
-  // Warm start: the best of greedy, greedy-DAG and greedy-DAG improved by local search (all
-  // checked acyclic; the local search is never worse than greedy-DAG), mapped onto the
-  // reduced problem (never more expensive).
-  const ExtractResult greedy = extract_greedy(g), dag = extract_greedy_dag(g);
-  const ExtractResult local = opts.local_search ? improve_local(g, dag.choice) : dag;
-  Progress p{opts, local.dag_cost <= greedy.dag_cost ? local.choice : greedy.choice};
-  double start_cost = std::min(local.dag_cost, greedy.dag_cost);
-  for (const Choice& hint : opts.hints) {
-    if (const std::string why = extraction_problem(g, hint); !why.empty()) {
-      spdlog::debug("ilp: hint skipped: {}", why);
-      continue;
-    }
-    Choice c = opts.local_search ? improve_local(g, hint).choice : hint;
-    const double cost = dag_cost(g, c);
-    spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
-    if (cost < start_cost) {
-      p.incumbent = std::move(c);
-      start_cost = cost;
-    }
-  }
+  WarmStart warm = warm_future.get();
+  Progress p{opts, std::move(warm.choice)};
   if (opts.reduce) p.incumbent = map_to_reduced(g, red, p.incumbent);
   check_extraction(g, p.incumbent, "ilp warm start");
   p.cost = dag_cost(g, p.incumbent);
   res.warm_start_cost = p.cost;
   spdlog::debug("ilp: [{:.3f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s, "
-                "local search {} in {:.3f} s)",
-                seconds_since(t0), p.cost, greedy.dag_cost, greedy.time_s, dag.dag_cost, dag.time_s,
-                local.dag_cost, local.time_s);
+                "local search {} in {:.3f} s{})",
+                seconds_since(t0), p.cost, warm.greedy.dag_cost, warm.greedy.time_s, warm.dag.dag_cost,
+                warm.dag.time_s, warm.local.dag_cost, warm.local.time_s,
+                concurrent ? ", beside the reduction and LM-cut" : "");
   // The budget starts after the warm start (which is always computed). The wall-clock time
   // limit is only a safety net: every phase that could run long is capped by counted work.
   res.work_budget = ilp_work_budget(g, opts);
   int64_t work_left = res.work_budget;
-  const auto hard_end =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.time_limit_s));
-  auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
 
   std::vector<std::vector<NodeIdx>> landmarks;
-  const std::vector<char> keep = bound_and_eliminate(g, red, p, res, landmarks, t0, hard_end);
+  const std::vector<char> keep =
+      bound_and_eliminate(g, red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
 
   std::string status;
   const char* why_open = "budget";  // what ended the search when the bound stays open

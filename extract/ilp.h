@@ -52,6 +52,9 @@ struct IlpOptions {
   /// Lower bound by LM-cut and node elimination by its residual costs before the ILP
   /// (lm_cut.h); the landmarks also become ILP rows (separated). Off only for experiments.
   bool landmarks = true;
+  /// The warm start on a second thread beside the reduction and LM-cut's first run (where the
+  /// machine has more than one hardware thread); the result is the same either way.
+  bool concurrent_start = true;
   int threads = 1;             ///< CBC threads
   OrderConstraints order = OrderConstraints::None;
   bool reduce = true;          ///< apply reduce() first (see extract/README.md)
