@@ -162,10 +162,6 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
   return w;
 }
 
-// Phases 2-3 (see ilp.h): LM-cut, then elimination, both run to the end (they are
-// deterministic and polynomial; `deadline` is the call's wall-clock safety net). Returns the
-// nodes kept for the ILP (per node; all alive nodes when landmarks are off) and fills
-// `landmarks` (as nodes).
 // The relaxed task and LM-cut's first run (phase 2): they need the reduction, not the
 // incumbent, so they run beside the warm start (WarmStart).
 struct Bounding {
@@ -177,6 +173,10 @@ struct Bounding {
   std::vector<std::vector<uint32_t>> cuts;
 };
 
+// Phases 2-3 (see ilp.h): LM-cut (its first run done by `b`), then elimination, both run to
+// the end (they are deterministic and polynomial; `deadline` is the call's wall-clock safety
+// net). Returns the nodes kept for the ILP (per node; all alive nodes when `b` is null, i.e.
+// landmarks are off) and fills `landmarks` (as nodes).
 std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Bounding* b, Progress& p,
                                       ExtractResult& res, std::vector<std::vector<NodeIdx>>& landmarks,
                                       Clock::time_point t0, Clock::time_point deadline) {

@@ -124,9 +124,11 @@ class ConvKernel final : public Kernel {
  private:
   int fastest(Context& ctx, const cudnnConvolutionFwdAlgoPerf_t* perf, const std::vector<int>& usable, int64_t n,
               int64_t cin, int64_t ph, int64_t pw) {
+    // The candidates run in a scratch workspace: the shared one grows only to what the chosen
+    // algorithm needs (choose_algorithm).
     size_t need = 0;
     for (int i : usable) need = std::max(need, perf[i].memory);
-    c_.ensure_workspace(need);
+    DeviceBuffer scratch(need);
     const size_t xs = static_cast<size_t>(n * cin * ph * pw);
     const size_t ws = static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw);
     DeviceBuffer x(xs * sizeof(float)), w(ws * sizeof(float)), y(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
@@ -140,7 +142,7 @@ class ConvKernel final : public Kernel {
       double ms = ctx.median_time_ms(
           [&] {
             TENSAT_CUDNN(cudnnConvolutionForward(c_.cudnn, &one, x_, x.data(), w_, w.data(), conv_, perf[i].algo,
-                                                 c_.workspace, c_.workspace_bytes, &zero, y_, y.data()));
+                                                 scratch.data(), need, &zero, y_, y.data()));
           },
           2, 7);
       if (i == usable[0] || ms < best_ms) best = i, best_ms = ms;
