@@ -59,16 +59,16 @@ def attrs_of(node):
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
-# Integer values of the model's constants (shapes, axes, pads), read once on the host: reading
-# a GPU tensor's values copies it to the host, which a CUDA-graph capture forbids. Keyed by the
-# tensor object; Model keeps the constants alive, so an id is never reused while it is needed.
+# Integer values of the models' constants (shapes, axes, pads), read once on the host: reading
+# a GPU tensor's values copies it to the host, which a CUDA-graph capture forbids. Keyed by
+# id(tensor); the entry holds the tensor itself, so that id is never reused by another tensor.
 _CONST_INTS = {}
 
 
 def as_ints(t):
     known = _CONST_INTS.get(id(t))
-    if known is not None:
-        return list(known)
+    if known is not None and known[0] is t:
+        return list(known[1])
     return [int(v) for v in t.reshape(-1).tolist()]
 
 
@@ -467,7 +467,7 @@ class Model:
                     self.runtime.append(n)
         for v in self.consts.values():
             if not v.dtype.is_floating_point and v.dtype != torch.bool and v.numel() <= 4096:
-                _CONST_INTS[id(v)] = tuple(int(x) for x in v.reshape(-1).tolist())
+                _CONST_INTS[id(v)] = (v, tuple(int(x) for x in v.reshape(-1).tolist()))
 
     def random_inputs(self, seed):
         gen = torch.Generator().manual_seed(seed)
