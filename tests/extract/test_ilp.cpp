@@ -273,44 +273,32 @@ TEST(Ilp, SolverAbortInTheChildProcessIsSurvived) {
 }
 
 
-// The pipeline's NasRNN e-graph: the local search's warm start (1.12805) is not optimal; the
-// start guided by LM-cut's residual costs finds the optimum (1.127896), which the LM-cut
-// bound proves, so neither the LP nor CBC runs. CBC alone agrees on the optimum.
-TEST(Ilp, GuidedStartClosesTheBoundWithoutCbc) {
-  const ExtractGraph g =
-      read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_nasrnn.json").string());
+// A pipeline e-graph that the default run proves optimal by `proof` without any CBC round
+// though the warm start is not optimal; CBC alone agrees on the optimum.
+void expect_proven_without_cbc(const char* file, const char* proof) {
+  const ExtractGraph g = read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / file).string());
   const ExtractResult r = extract_ilp(g);
-  EXPECT_EQ(r.status, "optimal");
-  EXPECT_EQ(r.proof, "lm-cut");
-  EXPECT_EQ(r.ilp_rounds, 0);
-  EXPECT_LT(r.dag_cost, r.warm_start_cost - 1e-6);
+  EXPECT_EQ(r.status, "optimal") << file;
+  EXPECT_EQ(r.proof, proof) << file;
+  EXPECT_EQ(r.ilp_rounds, 0) << file;
+  EXPECT_LT(r.dag_cost, r.warm_start_cost - 1e-6) << file;
   IlpOptions ref = cbc_only();
   ref.time_limit_s = 60;
   const ExtractResult c = extract_ilp(g, ref);
-  ASSERT_EQ(c.status, "optimal");
-  EXPECT_NEAR(r.dag_cost, c.dag_cost, 1e-9);
+  ASSERT_EQ(c.status, "optimal") << file;
+  EXPECT_NEAR(r.dag_cost, c.dag_cost, 1e-9) << file;
 }
 
-// The pipeline's NasRNN e-graph priced by the version-2 H100 table (`onnx-tensat
-// --dump-egraph`, 2026-11-25): neither the warm start (0.247437) nor the guided start finds the
-// optimum, LM-cut's bound (0.245761) does not reach it, and the LP relaxation is integral at it
-// (0.247045). Its solution is taken as the incumbent and meets the LP bound, so CBC never runs.
-// CBC alone agrees on the optimum.
-TEST(Ilp, IntegralLpSolutionClosesTheBoundWithoutCbc) {
-  const ExtractGraph g =
-      read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_nasrnn_v2.json").string());
-  const ExtractResult r = extract_ilp(g);
-  EXPECT_EQ(r.status, "optimal");
-  EXPECT_EQ(r.proof, "lp");
-  EXPECT_EQ(r.ilp_rounds, 0);
-  EXPECT_LT(r.dag_cost, r.warm_start_cost - 1e-6);
-  EXPECT_LT(r.lm_cut_bound, r.dag_cost - 1e-6);
-  IlpOptions ref = cbc_only();
-  ref.time_limit_s = 60;
-  const ExtractResult c = extract_ilp(g, ref);
-  ASSERT_EQ(c.status, "optimal");
-  EXPECT_NEAR(r.dag_cost, c.dag_cost, 1e-9);
-}
+// The pipeline's NasRNN e-graph (table version 1): the local search's warm start (1.12805) is
+// not optimal; the start guided by LM-cut's residual costs finds the optimum (1.127896), which
+// the LM-cut bound proves, so neither the LP nor CBC runs.
+TEST(Ilp, GuidedStartClosesTheBoundWithoutCbc) { expect_proven_without_cbc("eg_nasrnn.json", "lm-cut"); }
+
+// The same model priced by the version-2 H100 table (`onnx-tensat --dump-egraph`, 2026-11-25):
+// neither the warm start (0.247437) nor the guided start finds the optimum, LM-cut's bound
+// (0.245761) does not reach it, and the LP relaxation is integral at it (0.247045). Its solution
+// is taken as the incumbent and meets the LP bound, so CBC never runs.
+TEST(Ilp, IntegralLpSolutionClosesTheBoundWithoutCbc) { expect_proven_without_cbc("eg_nasrnn_v2.json", "lp"); }
 
 // The warm start runs on a second thread beside the reduction and LM-cut's first run
 // (IlpOptions::concurrent_start): the same extraction, bounds, landmarks and work as one
