@@ -50,6 +50,7 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["proof"] = r.proof;
     j["work_budget"] = r.work_budget;
     j["work_used"] = r.work_used;
+    j["blocks"] = r.blocks;
   }
   return j;
 }

@@ -90,6 +90,7 @@ struct ExtractResult {
   double lm_cut_bound = 0.0;     ///< LM-cut's lower bound (ILP), NaN when not computed
   size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
   size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used
+  size_t blocks = 0;             ///< independent ILPs the problem split into (blocks.h); 0: not split
 };
 
 /// Keeps only the classes reachable from the roots through chosen nodes; others become -1.

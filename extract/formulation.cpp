@@ -2,6 +2,7 @@
 #include "extract/formulation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -17,8 +18,12 @@
 
 namespace tensat::extract {
 
-IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts)
-    : g_(g), red_(red), opts_(opts) {
+IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req,
+                   const std::vector<char>* block)
+    : g_(g), red_(red), opts_(opts), block_(block) {
+  // A block model relies on the requirements that split the problem (blocks.h).
+  if (block_ && !req) throw InternalError("ilp: a block model needs the requirements that define the block");
+  if (req) req_ = req;
   build();
 }
 
@@ -26,7 +31,7 @@ void IlpModel::build() {
   const size_t N = g_.nodes.size(), C = g_.classes.size();
   col_of_node_.assign(N, -1);
   for (NodeIdx n = 0; n < N; ++n)
-    if (red_.node_alive[n] && !red_.class_free[g_.nodes[n].eclass]) {
+    if (red_.node_alive[n] && !red_.class_free[g_.nodes[n].eclass] && in_part(g_.nodes[n].eclass)) {
       col_of_node_[n] = static_cast<int>(node_of_col_.size());
       node_of_col_.push_back(n);
     }
@@ -35,7 +40,7 @@ void IlpModel::build() {
   int ncols = nx;
   if (opts_.order != OrderConstraints::None)
     for (ClassIdx c = 0; c < C; ++c)
-      if (red_.class_alive[c] && !red_.class_free[c]) order_col_[c] = ncols++;
+      if (red_.class_alive[c] && !red_.class_free[c] && in_part(c)) order_col_[c] = ncols++;
   const double M = static_cast<double>(ncols - nx);
 
   std::vector<double> collb(ncols, 0.0), colub(ncols, 1.0), obj(ncols, 0.0);
@@ -59,17 +64,15 @@ void IlpModel::build() {
   auto is_root = [&](ClassIdx c) {
     return std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
   };
-  Requirements& req = req_;
-  if (opts_.requirement_rows && opts_.reduce) {
-    req = requirements(g_, red_);
-    if (req.computed) {
-      // Unusable classes, and nodes with an unusable child class, are fixed to 0.
-      for (int i = 0; i < nx; ++i) {
-        const NodeIdx n = node_of_col_[i];
-        bool dead = req.unusable[g_.nodes[n].eclass] != 0;
-        for (ClassIdx k : g_.nodes[n].children) dead = dead || req.unusable[k] != 0;
-        if (dead) colub[i] = 0.0;
-      }
+  if (req_ == &own_req_ && opts_.requirement_rows && opts_.reduce) own_req_ = requirements(g_, red_);
+  const Requirements& req = *req_;
+  if (req.computed) {
+    // Unusable classes, and nodes with an unusable child class, are fixed to 0.
+    for (int i = 0; i < nx; ++i) {
+      const NodeIdx n = node_of_col_[i];
+      bool dead = req.unusable[g_.nodes[n].eclass] != 0;
+      for (ClassIdx k : g_.nodes[n].children) dead = dead || req.unusable[k] != 0;
+      if (dead) colub[i] = 0.0;
     }
   }
   auto mandatory = [&](ClassIdx c) { return is_root(c) || (req.computed && req.mandatory[c]); };
@@ -77,7 +80,7 @@ void IlpModel::build() {
   std::vector<std::vector<int>>& class_cols = class_cols_;
   class_cols.assign(C, {});
   for (ClassIdx c = 0; c < C; ++c) {
-    if (!red_.class_alive[c] || red_.class_free[c]) continue;
+    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c)) continue;
     CoinPackedVector v;
     for (NodeIdx n : g_.classes[c].nodes)
       if (col_of_node_[n] >= 0) {
@@ -97,12 +100,12 @@ void IlpModel::build() {
   // x_n <= sum x(K).
   std::vector<ClassIdx> used_by_all;
   for (ClassIdx c = 0; c < C; ++c) {
-    if (!red_.class_alive[c] || red_.class_free[c]) continue;
+    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c)) continue;
     std::map<ClassIdx, std::vector<int>> users;  // child class -> parent columns
     for (NodeIdx n : g_.classes[c].nodes) {
       if (col_of_node_[n] < 0) continue;
       for (ClassIdx k : g_.child_classes(n))
-        if (!red_.class_free[k]) users[k].push_back(col_of_node_[n]);
+        if (!given(k)) users[k].push_back(col_of_node_[n]);
     }
     used_by_all.clear();
     for (const auto& [k, cols] : users) {
@@ -117,6 +120,7 @@ void IlpModel::build() {
     // where no child row says the same already).
     if (!req.computed || req.unusable[c]) continue;
     for (ClassIdx d : req.immediate[c]) {
+      if (!in_part(d)) continue;  // mandatory (blocks.h): always there
       if (std::binary_search(used_by_all.begin(), used_by_all.end(), d)) continue;
       if (mandatory(c) && mandatory(d)) continue;
       CoinPackedVector v;
@@ -135,7 +139,7 @@ void IlpModel::build() {
       const NodeIdx n = node_of_col_[i];
       const ClassIdx c = g_.nodes[n].eclass;
       for (ClassIdx k : g_.child_classes(n)) {
-        if (red_.class_free[k]) continue;
+        if (given(k)) continue;
         CoinPackedVector v;
         v.insert(order_col_[c], 1.0);
         v.insert(order_col_[k], -1.0);
@@ -173,10 +177,16 @@ void IlpModel::build() {
   flush_cuts();
 }
 
-void IlpModel::set_landmarks(std::vector<std::vector<NodeIdx>> landmarks) {
+void IlpModel::set_landmarks(const std::vector<std::vector<NodeIdx>>& landmarks) {
   landmarks_.clear();
   for (const auto& l : landmarks) {
     std::vector<int> cols;
+    // A landmark that a node of another block can hit says nothing about this block alone.
+    const bool elsewhere = std::any_of(l.begin(), l.end(), [&](NodeIdx n) {
+      const ClassIdx c = g_.nodes[n].eclass;
+      return red_.node_alive[n] && red_.class_alive[c] && !red_.class_free[c] && !in_part(c);
+    });
+    if (elsewhere) continue;
     for (NodeIdx n : l)
       if (col_of_node_[n] >= 0) cols.push_back(col_of_node_[n]);
     std::sort(cols.begin(), cols.end());
@@ -192,14 +202,15 @@ void IlpModel::set_landmarks(std::vector<std::vector<NodeIdx>> landmarks) {
 int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                                     std::vector<double>& rval, std::vector<double>& rlb,
                                     std::vector<double>& rub) {
-  if (!req_.computed) return 0;
-  const size_t V = req_.class_of.size(), W = req_.words;
+  const Requirements& req = *req_;
+  if (!req.computed) return 0;
+  const size_t V = req.class_of.size(), W = req.words;
   std::vector<double> sum(V, 0.0);
   std::vector<uint32_t> touched;
   std::vector<std::vector<uint64_t>> nreq;
   int added = 0;
   for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
-    if (req_.dense[c] < 0 || req_.unusable[c]) continue;
+    if (req.dense[c] < 0 || req.unusable[c] || !in_part(c)) continue;
     const auto& cols = class_cols_[c];
     double total = 0.0;
     for (int i : cols) total += x[i];
@@ -209,10 +220,10 @@ int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, s
     for (size_t j = 0; j < cols.size(); ++j) {
       auto& b = nreq[j];
       for (ClassIdx k : g_.child_classes(node_of_col_[cols[j]])) {
-        if (req_.dense[k] < 0) continue;
-        const uint64_t* rk = req_.of(k);
+        if (req.dense[k] < 0) continue;
+        const uint64_t* rk = req.of(k);
         for (size_t w = 0; w < W; ++w) b[w] |= rk[w];
-        const auto dk = static_cast<size_t>(req_.dense[k]);
+        const auto dk = static_cast<size_t>(req.dense[k]);
         b[dk / 64] |= uint64_t{1} << (dk % 64);
       }
       const double xv = x[cols[j]];
@@ -225,7 +236,11 @@ int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, s
         }
     }
     for (uint32_t d : touched) {
-      const ClassIdx dc = req_.class_of[d];
+      const ClassIdx dc = req.class_of[d];
+      if (!in_part(dc)) {  // mandatory (blocks.h): always there
+        sum[d] = 0.0;
+        continue;
+      }
       double have = 0.0;
       for (int i : class_cols_[dc]) have += x[i];
       if (sum[d] - have > 1e-4) {
@@ -246,6 +261,130 @@ int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, s
       sum[d] = 0.0;
     }
   }
+  return added;
+}
+
+// Odd-cover cuts ({0,1/2} Chvatal-Gomory cuts over the mandatory class rows). A mandatory
+// class c is computed by one of its nodes n, and n needs each of its child classes, so
+//     sum over the distinct providers p of c's nodes >= 1
+// holds, where the provider of n is x_n or X(k) = sum x(k) for one (non-free) child class k
+// of n. Three mandatory classes whose nodes share providers (Inception-v3: three 1x1 convs on
+// one input, each computed alone or as one half of a pairwise-merged conv, whose split class
+// the two halves share) give, summed, halved and rounded up,
+//     sum_p ceil(a_p / 2) p >= 2        (a_p: how many of the three rows hold p),
+// which the LP's answer "every merged pair at 1/2" (1.5) violates, while every integer choice
+// pays for two providers (extract/README.md, "What the LP relaxation misses"). Triangles are
+// looked for among the fractional mandatory classes linked by a shared child class; only cuts
+// the LP optimum x violates are appended. Returns how many.
+int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                  std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  const Requirements& req = *req_;
+  if (!req.computed) return 0;
+  constexpr double kEps = 1e-6;
+  constexpr int kMaxCuts = 500;
+  auto class_value = [&](ClassIdx k) {
+    double v = 0.0;
+    for (int i : class_cols_[k]) v += x[i];
+    return v;
+  };
+  auto is_mandatory = [&](ClassIdx c) {
+    return req.mandatory[c] || std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
+  };
+  // The fractional mandatory classes, and the shared child classes of their nodes in use.
+  std::vector<ClassIdx> frac;
+  std::map<ClassIdx, std::vector<uint32_t>> users;  // child class -> indices into frac
+  for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
+    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c) || class_cols_[c].size() < 2 || !is_mandatory(c))
+      continue;
+    double top = 0.0;
+    for (int i : class_cols_[c]) top = std::max(top, x[i]);
+    if (top > 1.0 - kEps) continue;
+    const auto f = static_cast<uint32_t>(frac.size());
+    frac.push_back(c);
+    for (int i : class_cols_[c]) {
+      if (x[i] < kEps) continue;
+      for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)])) {
+        if (given(k)) continue;
+        auto& u = users[k];
+        if (u.empty() || u.back() != f) u.push_back(f);
+      }
+    }
+  }
+  std::vector<std::vector<uint32_t>> adj(frac.size());
+  for (const auto& [k, u] : users)
+    for (size_t a = 0; a < u.size(); ++a)
+      for (size_t b = a + 1; b < u.size(); ++b) {
+        adj[u[a]].push_back(u[b]);
+        adj[u[b]].push_back(u[a]);
+      }
+  for (auto& a : adj) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  int added = 0;
+  std::map<int64_t, int> count;        // provider -> rows holding it (col i: i; class k: -1 - k)
+  std::map<ClassIdx, int> kid_count;   // child class -> classes of the triple using it
+  std::vector<int64_t> prov;
+  std::map<int, double> row;
+  for (uint32_t a = 0; a < frac.size() && added < kMaxCuts; ++a)
+    for (uint32_t b : adj[a]) {
+      if (b <= a) continue;
+      for (uint32_t c : adj[b]) {
+        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
+        std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
+        if (seen_odd_.count(tri)) continue;
+        kid_count.clear();
+        for (ClassIdx t : tri) {
+          std::vector<ClassIdx> kids;
+          for (int i : class_cols_[t])
+            for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
+              if (!given(k)) kids.push_back(k);
+          std::sort(kids.begin(), kids.end());
+          kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
+          for (ClassIdx k : kids) ++kid_count[k];
+        }
+        count.clear();
+        for (ClassIdx t : tri) {
+          prov.clear();
+          for (int i : class_cols_[t]) {
+            int64_t p = i;
+            for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
+              if (!given(k) && kid_count[k] >= 2) {
+                p = -1 - static_cast<int64_t>(k);
+                break;
+              }
+            prov.push_back(p);
+          }
+          std::sort(prov.begin(), prov.end());
+          prov.erase(std::unique(prov.begin(), prov.end()), prov.end());
+          for (int64_t p : prov) ++count[p];
+        }
+        double lhs = 0.0;
+        for (const auto& [p, n] : count) {
+          const double coef = (n + 1) / 2;
+          lhs += coef * (p >= 0 ? x[p] : class_value(static_cast<ClassIdx>(-1 - p)));
+        }
+        if (lhs > 2.0 - 1e-4) continue;
+        seen_odd_.insert(tri);
+        row.clear();
+        for (const auto& [p, n] : count) {
+          const double coef = (n + 1) / 2;
+          if (p >= 0) {
+            row[static_cast<int>(p)] += coef;
+          } else {
+            for (int i : class_cols_[static_cast<ClassIdx>(-1 - p)]) row[i] += coef;
+          }
+        }
+        for (const auto& [i, v] : row) {
+          rind.push_back(i);
+          rval.push_back(v);
+        }
+        rstart.push_back(static_cast<int>(rind.size()));
+        rlb.push_back(2.0);
+        rub.push_back(COIN_DBL_MAX);
+        ++added;
+      }
+    }
   return added;
 }
 
@@ -310,8 +449,12 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     const double* x = solver_.getColSolution();
     std::vector<int> rstart{0}, rind;
     std::vector<double> rval, rlb, rub;
-    const int added = separate_requirements(x, rstart, rind, rval, rlb, rub);
-    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows", round, obj, added);
+    const int req_rows = separate_requirements(x, rstart, rind, rval, rlb, rub);
+    const int odd_rows = opts_.odd_cover_cuts ? separate_odd_covers(x, rstart, rind, rval, rlb, rub) : 0;
+    const int added = req_rows + odd_rows;
+    odd_cover_rows_ += odd_rows;
+    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} odd-cover cuts", round, obj,
+                  req_rows, odd_rows);
     if (added == 0) break;
     solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
     separated_rows_ += added;
@@ -366,7 +509,7 @@ void IlpModel::precut_short_cycles() {
   std::vector<std::vector<ClassIdx>> succ(C);
   for (NodeIdx n : node_of_col_)
     for (ClassIdx k : g_.child_classes(n))
-      if (!red_.class_free[k]) succ[g_.nodes[n].eclass].push_back(k);
+      if (!given(k)) succ[g_.nodes[n].eclass].push_back(k);
   for (auto& s : succ) {
     std::sort(s.begin(), s.end());
     s.erase(std::unique(s.begin(), s.end()), s.end());
@@ -416,9 +559,15 @@ std::vector<double> IlpModel::start_values(const Choice& choice) const {
   return val;
 }
 
-// Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned.
-Choice IlpModel::decode(const double* x) const {
+// Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned; a
+// block's classes over `base`.
+Choice IlpModel::decode(const double* x, const Choice* base) const {
   Choice choice(g_.classes.size(), -1);
+  if (base) {
+    if (base->size() != choice.size()) throw InternalError("ilp: decode: the base choice has the wrong size");
+    for (size_t c = 0; c < choice.size(); ++c)
+      if (!in_part(static_cast<ClassIdx>(c))) choice[c] = (*base)[c];
+  }
   std::vector<double> best(g_.classes.size(), 0.5);
   for (size_t i = 0; i < node_of_col_.size(); ++i) {
     const NodeIdx n = node_of_col_[i];

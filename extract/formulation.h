@@ -9,10 +9,12 @@
 //   * per (parent class P, child class K): sum of P's nodes that use K <= sum x(K);
 //   * requirement rows: sum x(C) <= sum x(D) for the classes D immediately required by C;
 //   * landmark rows "sum of x over a landmark >= 1" (lm_cut.h's LM-cut landmarks);
-//   * separated in rounds (only rows the LP optimum violates): node-level requirement rows;
+//   * separated in rounds (only rows the LP optimum violates): node-level requirement rows,
+//     and odd-cover cuts over triples of mandatory classes that share their providers;
 //   * cycle cuts (added lazily) or the paper's topological-order constraints.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <set>
@@ -30,22 +32,29 @@ class IlpModel {
  public:
   using Clock = std::chrono::steady_clock;
 
-  /// Builds the model over the alive nodes of the alive, non-free classes of `red`. Both
-  /// arguments must outlive the model.
-  IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts);
+  /// Builds the model over the alive nodes of the alive, non-free classes of `red`. All
+  /// arguments must outlive the model. `req`: the requirements of `red` when the caller has
+  /// them (otherwise computed here when opts.requirement_rows). `block` (blocks.h): per
+  /// class, whether it belongs to the block this model is restricted to; the classes outside
+  /// it are taken as given (they are mandatory classes of other blocks where a node of the
+  /// block uses them). Null: the whole problem.
+  IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req = nullptr,
+           const std::vector<char>* block = nullptr);
 
   size_t num_x() const { return node_of_col_.size(); }
   int rows() const { return solver_.getNumRows(); }
   int cycle_cuts() const { return cycle_cuts_; }
   int requirement_rows() const { return requirement_rows_; }
   int separated_rows() const { return separated_rows_; }
+  /// Odd-cover cuts among the separated rows (separate_odd_covers()).
+  int odd_cover_rows() const { return odd_cover_rows_; }
   int landmark_rows() const { return landmark_rows_; }
   /// The column of node n, or -1 (not a candidate).
   int col_of(NodeIdx n) const { return col_of_node_[n]; }
 
   /// Landmarks (sets of nodes, each hit by every extraction of the problem), added as rows
   /// by separate() before its first solve. Nodes without a column are ignored.
-  void set_landmarks(std::vector<std::vector<NodeIdx>> landmarks);
+  void set_landmarks(const std::vector<std::vector<NodeIdx>>& landmarks);
 
   /// The landmark rows, then the LP relaxation and up to max_rounds cutting-plane rounds on it
   /// (see the file comment): add the violated node-level requirement rows, re-solve, until none
@@ -74,23 +83,33 @@ class IlpModel {
   /// Column values of a choice (x, and order levels when order constraints are on).
   std::vector<double> start_values(const Choice& choice) const;
   /// Chosen node per class (x > 0.5; the largest if several), free classes fixed, pruned.
-  Choice decode(const double* x) const;
+  /// For a block model: `base`'s choice outside the block, the block's classes from x.
+  Choice decode(const double* x, const Choice* base = nullptr) const;
+  /// Whether class c is in this model's part of the problem (the block, or everything).
+  bool in_part(ClassIdx c) const { return !block_ || (*block_)[c]; }
 
  private:
   void build();
   void precut_short_cycles();
   int separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                             std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+  int separate_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                          std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+
+  // A child class the model gives no variable: free, or outside the block.
+  bool given(ClassIdx k) const { return red_.class_free[k] || !in_part(k); }
 
   const ExtractGraph& g_;
   const Reduction& red_;
   const IlpOptions& opts_;
+  const std::vector<char>* block_ = nullptr;
   OsiClpSolverInterface solver_;
   std::vector<int> col_of_node_;
   std::vector<NodeIdx> node_of_col_;
   std::vector<int> order_col_;
   double order_eps_ = 1.0;
   std::set<std::vector<ClassIdx>> seen_cycles_;
+  std::set<std::array<ClassIdx, 3>> seen_odd_;  // triples already cut
   struct PendingRows {  // rows in addRows() form
     std::vector<int> start{0}, ind;
     std::vector<double> val, lb, ub;
@@ -98,8 +117,10 @@ class IlpModel {
   int cycle_cuts_ = 0;
   int requirement_rows_ = 0;
   int separated_rows_ = 0;
+  int odd_cover_rows_ = 0;
   int landmark_rows_ = 0;
-  Requirements req_;
+  Requirements own_req_;                 // when the caller passed none
+  const Requirements* req_ = &own_req_;
   std::vector<std::vector<int>> class_cols_;
   std::vector<std::vector<int>> landmarks_;  // as columns; emptied once added as rows
 };

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <future>
 #include <limits>
+#include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "extract/blocks.h"
 #include "extract/cbc_driver.h"
 #include "extract/formulation.h"
 #include "extract/greedy.h"
@@ -238,6 +241,150 @@ std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& re
   return keep;
 }
 
+// What ended the search of a part that stayed open; the larger says more (the status names
+// the largest over the parts).
+enum class Open { Stalled, Budget, Timeout, Failed };
+const char* to_string(Open o) {
+  switch (o) {
+    case Open::Stalled: return "stalled";
+    case Open::Budget: return "budget";
+    case Open::Timeout: return "timeout";
+    case Open::Failed: return "ilp-failed";
+  }
+  return "?";
+}
+
+// The cost of a choice's classes in a part of the problem (all of it for the whole model).
+double part_cost(const ExtractGraph& g, const IlpModel& model, const Choice& choice) {
+  const Choice reach = prune_to_roots(g, choice);
+  double sum = 0.0;
+  for (ClassIdx c = 0; c < reach.size(); ++c)
+    if (reach[c] >= 0 && model.in_part(c)) sum += g.nodes[static_cast<size_t>(reach[c])].cost;
+  return sum;
+}
+
+// One ILP of the problem: the whole of it, or a block (blocks.h). Its bound is of the part
+// (the restricted problem's, see Progress::cap); `floor` is a bound known before (LM-cut's,
+// for the whole problem).
+struct Part {
+  IlpModel* model = nullptr;
+  double floor = -kInf;
+  double bound = -kInf;
+  bool used_cbc = false;
+  int rounds = 0;
+  double best_bound() const { return std::max(floor, bound); }
+  bool closed(const IlpOptions& opts, const ExtractGraph& g, const Choice& incumbent) const {
+    const double cost = part_cost(g, *model, incumbent);
+    const double b = best_bound();
+    return b >= cost * (1.0 - opts.optimality_tolerance) || b >= cost - 1e-12 * std::abs(cost);
+  }
+};
+
+// Makes `choice` the incumbent where it is a valid extraction cheaper than it.
+bool offer(const ExtractGraph& g, Progress& p, const Choice& choice) {
+  if (!extraction_problem(g, choice).empty()) return false;
+  const double cost = dag_cost(g, choice);
+  if (!(cost < p.cost)) return false;
+  p.improved = true;
+  p.incumbent = choice;
+  p.cost = cost;
+  return true;
+}
+
+// Phase 5 for one part: its LP with the cutting-plane rounds; the LP's own solution, where it
+// decodes to a valid extraction cheaper than the incumbent, becomes the incumbent (on NasRNN,
+// table v2, the LP is integral at the optimum and CBC only found it again, 0.07 s).
+void solve_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress& p, int64_t& work_left,
+              Clock::time_point hard_end, Clock::time_point t0) {
+  IlpModel& model = *part.model;
+  if (model.num_x() == 0) {
+    // Every class left is free: the (mapped) warm start is the only extraction left.
+    part.bound = part_cost(g, model, p.incumbent);
+    return;
+  }
+  const double lp = model.separate(work_left, hard_end, opts.separation_rounds);
+  if (lp > -COIN_DBL_MAX) part.bound = lp;
+  spdlog::log(part.floor > -kInf ? spdlog::level::debug : spdlog::level::trace,
+              "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts), {} "
+              "landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
+              seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(), model.separated_rows(),
+              model.odd_cover_rows(), model.landmark_rows(), model.cycle_cuts(), lp, part_cost(g, model, p.incumbent));
+  if (!model.lp_solved() || part.closed(opts, g, p.incumbent)) return;
+  const Choice lp_choice = model.decode(model.lp().getColSolution(), &p.incumbent);
+  if (offer(g, p, lp_choice))
+    spdlog::debug("ilp: [{:.3f} s] the LP solution is an extraction of cost {}", seconds_since(t0), p.cost);
+}
+
+// Phase 6 for one part: CBC from the incumbent, with lazy cycle cuts, within the work left.
+Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, Part& part, Progress& p,
+               int64_t& work_left, int64_t stall_work, Clock::time_point hard_end, Clock::time_point t0) {
+  IlpModel& model = *part.model;
+  const auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
+  Open why = Open::Budget;
+  for (int round = 0; round < opts.max_rounds && !part.closed(opts, g, p.incumbent); ++round) {
+    // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
+    const double left = 0.9 * left_s() - 0.01;
+    if (left <= 0.0) return Open::Timeout;
+    if (work_left <= 0 || !model.lp_solved()) return Open::Budget;  // CBC would re-solve the LP unbounded
+    CbcRunOptions run;
+    run.seconds = left;
+    run.work_limit = work_left;
+    run.work_stall = stall_work;
+    run.iteration_work = iteration_work(model.rows());
+    run.event_work = event_work(model.rows());
+    // The part's incumbent is optimal once it is within the tolerance of its bound.
+    run.stop_at_objective = part.best_bound() / (1.0 - opts.optimality_tolerance);
+    run.threads = opts.threads;
+    run.log_level = opts.cbc_log_level;
+    run.dive_passes = opts.cbc_dive_passes;
+    run.args = opts.cbc_args;
+    run.isolate = opts.isolate_solver;
+    if (opts.warm_start) run.mip_start = model.start_values(p.incumbent);
+    const CbcOutcome out = run_cbc(model.lp(), run);
+    if (!out.failure.empty()) {
+      spdlog::warn("ilp: {}; keeping the best extraction found before it", out.failure);
+      return Open::Failed;
+    }
+    part.used_cbc = true;
+    work_left -= out.work;
+    why = out.stalled ? Open::Stalled : (out.out_of_work || out.reached_target) ? Open::Budget : Open::Timeout;
+    part.rounds = round + 1;
+    // Every round solves a relaxation of the (restricted) part: a valid bound.
+    if (std::isfinite(out.bound)) part.bound = std::max(part.bound, out.bound);
+    if (!out.has_solution) {
+      if (out.infeasible) {
+        if (std::isfinite(p.cap)) {
+          part.bound = kInf;  // nothing without the eliminated nodes: the cap bounds the optimum
+        } else {
+          spdlog::error("ilp: CBC reports the model infeasible although the warm start is feasible");
+          return Open::Failed;
+        }
+      }
+      return why;
+    }
+    const Choice choice = model.decode(out.x.data(), &p.incumbent);
+    const auto cycles = find_cycles(g, choice);
+    const bool valid = extraction_problem(g, choice).empty();
+    spdlog::debug("ilp: [{:.3f} s] round {} objective {} bound {} optimal {} cycles {}", seconds_since(t0), round,
+                  out.objective, out.bound, out.proven_optimal, cycles.size());
+    if (valid) {
+      offer(g, p, choice);
+      if (out.proven_optimal) part.bound = std::max(part.bound, out.objective);
+      return why;  // acyclic: optimal, or the budget ended this round
+    }
+    // Cyclic (or, numerically, incomplete): cut the cycles, keep a repaired solution.
+    int added = 0;
+    for (const auto& cyc : cycles) added += model.add_cycle_cut(cyc) ? 1 : 0;
+    const Choice fixed = repair(g, choice);
+    if (dag_cost(g, fixed) < p.cost) offer(g, p, opts.reduce ? map_to_reduced(g, red, fixed) : fixed);
+    if (added == 0) {
+      spdlog::error("ilp: round {} gave an invalid solution and no new cycle cut", round);
+      return Open::Failed;
+    }
+  }
+  return why;
+}
+
 }  // namespace
 
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
@@ -283,122 +430,104 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       bound_and_eliminate(g, red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
 
   std::string status;
-  const char* why_open = "budget";  // what ended the search when the bound stays open
+  std::optional<Open> why_open;  // what ended the search of the parts left open (the largest)
   int cycle_cuts = 0;
   if (!p.closed()) {
     const Reduction ilp_red = res.eliminated > 0 ? restrict_nodes(g, red, keep) : red;
-    IlpModel model(g, ilp_red, opts);
-    model.set_landmarks(std::move(landmarks));
-    spdlog::debug("ilp: [{:.3f} s] model built", seconds_since(t0));
-    if (model.num_x() == 0) {
-      // Every class left is free: the (mapped) warm start is the only extraction left.
-      p.raise_restricted(p.cost, "lp");
-    } else {
-      p.raise_restricted(model.separate(work_left, hard_end, opts.separation_rounds), "lp");
-    }
-    spdlog::debug("ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated, {} landmark "
-                  "rows), {} cycle cuts before solving; bound {}",
-                  seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(),
-                  model.separated_rows(), model.landmark_rows(), model.cycle_cuts(), p.bound);
-    // The LP's own solution, where it decodes to a valid extraction cheaper than the incumbent:
-    // on NasRNN (table v2) the LP is integral at the optimum, and CBC only found it again
-    // (0.07 s); where it meets the bound, nothing more runs.
-    if (!p.closed() && model.num_x() > 0 && model.lp_solved()) {
-      const Choice lp_choice = model.decode(model.lp().getColSolution());
-      if (extraction_problem(g, lp_choice).empty()) {
-        const double cost = dag_cost(g, lp_choice);
-        spdlog::debug("ilp: [{:.3f} s] the LP solution is an extraction of cost {}", seconds_since(t0), cost);
-        if (cost < p.cost) {
-          p.improved = true;
-          p.incumbent = lp_choice;
-          p.cost = cost;
-        }
-      }
-    }
-
-    const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
-    for (int round = 0; round < opts.max_rounds && !p.closed(); ++round) {
-      // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
-      const double left = 0.9 * left_s() - 0.01;
-      if (left <= 0.0) {
-        why_open = "timeout";
-        break;
-      }
-      if (work_left <= 0 || !model.lp_solved()) break;  // CBC would re-solve the LP unbounded
-      CbcRunOptions run;
-      run.seconds = left;
-      run.work_limit = work_left;
-      run.work_stall = stall_work;
-      run.iteration_work = iteration_work(model.rows());
-      run.event_work = event_work(model.rows());
-      // The incumbent is optimal once it is within the tolerance of the bound proven so far.
-      run.stop_at_objective = p.bound / (1.0 - opts.optimality_tolerance);
-      run.threads = opts.threads;
-      run.log_level = opts.cbc_log_level;
-      run.dive_passes = opts.cbc_dive_passes;
-      run.args = opts.cbc_args;
-      run.isolate = opts.isolate_solver;
-      if (opts.warm_start) run.mip_start = model.start_values(p.incumbent);
-      const CbcOutcome out = run_cbc(model.lp(), run);
-      if (!out.failure.empty()) {
-        spdlog::warn("ilp: {}; keeping the best extraction found before it", out.failure);
-        status = p.improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
-        break;
-      }
-      work_left -= out.work;
-      why_open = out.stalled ? "stalled" : (out.out_of_work || out.reached_target) ? "budget" : "timeout";
-      res.ilp_rounds = round + 1;
-      // Every round solves a relaxation of the (restricted) problem: a valid bound.
-      if (std::isfinite(out.bound)) p.raise_restricted(out.bound, "cbc");
-      if (!out.has_solution) {
-        if (out.infeasible) {
-          if (std::isfinite(p.cap)) {
-            p.raise(p.cap, "cbc");  // nothing without the eliminated nodes
-          } else {
-            spdlog::error("ilp: CBC reports the model infeasible although the warm start is feasible");
-            status = "ilp-failed-greedy";
+    const bool with_req = opts.requirement_rows && opts.reduce;
+    Requirements req;
+    if (with_req) req = requirements(g, ilp_red);
+    Blocks blocks;
+    if (opts.blocks && with_req && opts.order == OrderConstraints::None) blocks = find_blocks(g, ilp_red, req);
+    // The parts: the blocks (blocks.h) where the problem splits, else the whole problem.
+    std::vector<std::vector<char>> masks;
+    std::vector<std::unique_ptr<IlpModel>> models;
+    // A block of one class needs no ILP: its nodes' children are given (mandatory classes of
+    // other blocks), so its cheapest node is its optimum, and the bound.
+    double single_bound = 0.0;
+    size_t singles = 0;
+    if (blocks.count() > 1) {
+      Choice cheapest = p.incumbent;
+      for (const auto& classes : blocks.classes) {
+        if (classes.size() != 1) continue;
+        double best = kInf;
+        for (NodeIdx n : g.classes[classes[0]].nodes)
+          if (ilp_red.node_alive[n] && g.nodes[n].cost < best) {
+            best = g.nodes[n].cost;
+            cheapest[classes[0]] = static_cast<int64_t>(n);
           }
-        }
-        break;
+        single_bound += best;
+        ++singles;
       }
-      const Choice choice = model.decode(out.x.data());
-      const auto cycles = find_cycles(g, choice);
-      const bool valid = extraction_problem(g, choice).empty();
-      spdlog::debug("ilp: [{:.3f} s] round {} objective {} bound {} optimal {} cycles {}", seconds_since(t0),
-                    round, out.objective, out.bound, out.proven_optimal, cycles.size());
-      if (valid) {
-        const double cost = dag_cost(g, choice);
-        if (cost <= p.cost) {
-          p.improved = p.improved || cost < p.cost;
-          p.incumbent = choice;
-          p.cost = cost;
-        }
-        if (out.proven_optimal) p.raise_restricted(out.objective, "cbc");
-        break;  // acyclic: optimal, or the time limit ended this round
+      if (offer(g, p, prune_to_roots(g, cheapest)))
+        spdlog::debug("ilp: [{:.3f} s] the cheapest nodes of the one-class blocks: {}", seconds_since(t0), p.cost);
+      masks.reserve(blocks.count());
+      for (const auto& classes : blocks.classes) {
+        if (classes.size() == 1) continue;
+        std::vector<char> mask(g.classes.size(), 0);
+        for (ClassIdx c : classes) mask[c] = 1;
+        masks.push_back(std::move(mask));
+        models.push_back(std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks.back()));
       }
-      // Cyclic (or, numerically, incomplete): cut the cycles, keep a repaired solution.
-      int added = 0;
-      for (const auto& cyc : cycles) added += model.add_cycle_cut(cyc) ? 1 : 0;
-      const Choice fixed = repair(g, choice);
-      const double fixed_cost = dag_cost(g, fixed);
-      if (fixed_cost < p.cost) {
-        p.incumbent = opts.reduce ? map_to_reduced(g, red, fixed) : fixed;
-        p.cost = dag_cost(g, p.incumbent);
-        p.improved = true;
-      }
-      if (added == 0) {
-        spdlog::error("ilp: round {} gave an invalid solution and no new cycle cut", round);
-        status = "ilp-failed-greedy";
-        break;
-      }
+    } else {
+      models.push_back(std::make_unique<IlpModel>(g, ilp_red, opts, with_req ? &req : nullptr));
     }
-    cycle_cuts = model.cycle_cuts();
+    const bool split = blocks.count() > 1;
+    size_t cols = 0;
+    for (auto& m : models) {
+      m->set_landmarks(landmarks);
+      cols += m->num_x();
+    }
+    res.blocks = split ? blocks.count() : 0;
+    size_t largest = 0;
+    for (const auto& m : models) largest = std::max(largest, m->num_x());
+    spdlog::debug("ilp: [{:.3f} s] model built: {} columns{}", seconds_since(t0), cols,
+                  split ? fmt::format(" in {} blocks ({} of one class; largest {} columns)", blocks.count(), singles,
+                                      largest)
+                        : std::string());
+
+    // Phase 5: the LP of every part; then CBC on the parts it leaves open (phase 6).
+    const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
+    // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
+    std::vector<size_t> order(models.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return models[a]->num_x() < models[b]->num_x(); });
+    std::vector<Part> parts(models.size());
+    for (size_t i : order) {
+      parts[i].model = models[i].get();
+      parts[i].floor = split ? -kInf : p.bound;  // the LM-cut bound is of the whole problem
+      solve_lp(g, opts, parts[i], p, work_left, hard_end, t0);
+    }
+    auto total_bound = [&] {
+      double sum = single_bound;
+      for (const Part& part : parts) sum += part.best_bound();
+      return sum;
+    };
+    p.raise_restricted(total_bound(), "lp");
+    // CBC on the open parts, again smallest first.
+    bool failed = false;
+    for (size_t i : order) {
+      if (p.closed() || failed) break;
+      Part& part = parts[i];
+      if (part.closed(opts, g, p.incumbent)) continue;
+      const Open why = solve_cbc(g, red, opts, part, p, work_left, stall_work, hard_end, t0);
+      res.ilp_rounds += part.rounds;
+      if (why == Open::Failed) {
+        failed = true;
+        status = p.improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
+      } else if (!part.closed(opts, g, p.incumbent)) {
+        why_open = std::max(why_open.value_or(why), why);
+      }
+      p.raise_restricted(total_bound(), part.used_cbc ? "cbc" : "lp");
+    }
+    for (const auto& m : models) cycle_cuts += m->cycle_cuts();
   }
   if (p.closed()) {
     status = "optimal";
   } else if (status.empty()) {
-    if (left_s() <= 0.0) why_open = "timeout";
-    status = std::string(why_open) + (p.improved ? "-best-found" : "-greedy");
+    if (left_s() <= 0.0) why_open = Open::Timeout;
+    status = std::string(to_string(why_open.value_or(Open::Budget))) + (p.improved ? "-best-found" : "-greedy");
   }
   res.work_used = res.work_budget - work_left;
 

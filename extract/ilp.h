@@ -70,6 +70,13 @@ struct IlpOptions {
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
   bool requirement_rows = true;
+  /// Odd-cover cuts in the LP rounds (formulation.h): three mandatory classes whose nodes
+  /// share their child classes need two of them. Off only for experiments.
+  bool odd_cover_cuts = true;
+  /// Split the ILP into independent blocks at the mandatory classes (blocks.h) where the
+  /// class graph is acyclic: one small LP and CBC run per block, the bound their sum. Off
+  /// only for experiments (one ILP over everything).
+  bool blocks = true;
   /// LP cutting-plane rounds on node-level requirement rows before CBC (0: the LP alone); the
   /// LP solves are paid from the work budget, the rounds stop at the first one that does not
   /// raise the LP bound. CBC runs only when the LP was solved within the budget.

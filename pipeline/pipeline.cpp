@@ -211,6 +211,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.dag_cost = ex.dag_cost;
   rep.extraction.work_budget = ex.work_budget;
   rep.extraction.work_used = ex.work_used;
+  rep.extraction.blocks = ex.blocks;
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

@@ -63,6 +63,7 @@ struct PipelineReport {
     std::string method, status;
     double gap = 0, dag_cost = 0;
     int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
+    size_t blocks = 0;                       ///< ILP: independent blocks it split into (extract/blocks.h)
     double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
   } extraction;
   VerifyResult verify;

@@ -76,6 +76,7 @@ nlohmann::json PipelineReport::to_json() const {
   if (extraction.method == "ilp") {
     j["extraction"]["work_budget"] = extraction.work_budget;
     j["extraction"]["work_used"] = extraction.work_used;
+    j["extraction"]["blocks"] = extraction.blocks;
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
   if (verify_ran) {
@@ -206,6 +207,7 @@ void PipelineReport::print(FILE* out) const {
   if (extraction.method == "ilp")
     std::fprintf(out, ", work %lld of %lld", static_cast<long long>(extraction.work_used),
                  static_cast<long long>(extraction.work_budget));
+  if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");

@@ -1,7 +1,7 @@
 // onnx-tensat-extract FILE.json [--method greedy|dag|ilp] [--time-limit S] [--work W]
 //                               [--stall-work W] [--order none|real|int] [--threads N]
 // Extracts from an egraph-serialize e-graph and prints one JSON object:
-// {"method", "cost", "time_s", "acyclic", "status", "gap", "bound", "proof", "work_budget", "work_used"}.
+// {"method", "cost", "time_s", "acyclic", "status", "gap", "bound", "proof", "work_budget", "work_used", "blocks"}.
 // Exit codes: 0 ok, 1 usage, 2 bad input file, 3 internal error.
 #include <cstdint>
 #include <iostream>
@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
                  "after the warm start (default: tied to the e-graph's size, see extract/README.md)");
   bool no_landmarks = false;
   app.add_flag("--no-landmarks", no_landmarks, "ILP without the LM-cut bound, elimination and landmark rows");
+  bool no_blocks = false, no_odd_covers = false;
+  app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
+  app.add_flag("--no-odd-covers", no_odd_covers, "ILP without the odd-cover cuts (extract/formulation.h)");
   app.add_flag("-v,--verbose", verbose, "debug log on stderr (twice: trace, with CBC's events)");
   CLI11_PARSE(app, argc, argv);
 
@@ -61,6 +64,8 @@ int main(int argc, char** argv) {
     opts.ilp.reduce = !no_reduce;
     opts.ilp.work = work;
     opts.ilp.landmarks = !no_landmarks;
+    opts.ilp.blocks = !no_blocks;
+    opts.ilp.odd_cover_cuts = !no_odd_covers;
     opts.ilp.cbc_log_level = cbc_log;
     if (app.count("--cbc-args")) {
       opts.ilp.cbc_args.clear();

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "extract/extract_graph.h"
 
@@ -144,28 +146,25 @@ inline double brute_force_optimum(const ExtractGraph& g) {
   return best;
 }
 
-// A random e-graph with the sharing that TENSAT's merge rules create: `gates` classes that
-// each compute their value alone (matmul(X, W_i)) or as split_0 / split_1 of a merged class
-// shared with another gate (matmul(X, concat(W_i, W_j)), cheaper than the two alone), gates
-// combined pairwise by classes with two orders (ewadd(a, b) | ewadd(b, a)) up to one root,
-// plus a shared input class X with two options. Brute force stays cheap for gates <= 4.
-inline ExtractGraph merge_egraph(uint32_t seed, int gates) {
-  std::mt19937 rng(seed);
+// A random module with the sharing that TENSAT's merge rules create, on class `in`: `gates`
+// classes that each compute their value alone (matmul(X, W_i)) or as split_0 / split_1 of a
+// merged class shared with another gate (matmul(X, concat(W_i, W_j)), cheaper than the two
+// alone), gates combined pairwise by classes with two orders (ewadd(a, b) | ewadd(b, a)) up
+// to one output class (returned), plus the module's input class X = relu(in) | tanh(in).
+inline ClassIdx merge_module(ExtractGraph& g, std::mt19937& rng, ClassIdx in, int gates, const std::string& tag = "") {
   auto draw = [&](int lo, int hi) { return static_cast<double>(lo + static_cast<int>(rng() % static_cast<uint32_t>(hi - lo + 1))) / 10.0; };
-  ExtractGraph g;
-  const ClassIdx in = g.add_class("in"), x = g.add_class("X");
-  g.add_node(in, "Input", {}, 0.0);
+  const ClassIdx x = g.add_class(tag + "X");
   g.add_node(x, "relu", {in}, draw(1, 20));
   g.add_node(x, "tanh", {in}, draw(1, 20));
   std::vector<ClassIdx> gate;
   for (int i = 0; i < gates; ++i) {
-    gate.push_back(g.add_class("G" + std::to_string(i)));
+    gate.push_back(g.add_class(tag + "G" + std::to_string(i)));
     g.add_node(gate.back(), "matmul", {x}, draw(10, 30));
   }
   for (int i = 0; i < gates; ++i)
     for (int j = i + 1; j < gates; ++j) {
       if (rng() % 3 == 0) continue;
-      const ClassIdx m = g.add_class("M" + std::to_string(i) + std::to_string(j));
+      const ClassIdx m = g.add_class(tag + "M" + std::to_string(i) + std::to_string(j));
       const double alone = g.nodes[g.classes[gate[static_cast<size_t>(i)]].nodes[0]].cost +
                            g.nodes[g.classes[gate[static_cast<size_t>(j)]].nodes[0]].cost;
       g.add_node(m, "matmul", {x}, alone * draw(6, 11));
@@ -184,7 +183,50 @@ inline ExtractGraph merge_egraph(uint32_t seed, int gates) {
     if (level.size() % 2) next.push_back(level.back());
     level = next;
   }
-  g.roots = {level[0]};
+  return level[0];
+}
+
+// One merge_module on an input class. Brute force stays cheap for gates <= 4.
+inline ExtractGraph merge_egraph(uint32_t seed, int gates) {
+  std::mt19937 rng(seed);
+  ExtractGraph g;
+  const ClassIdx in = g.add_class("in");
+  g.add_node(in, "Input", {}, 0.0);
+  g.roots = {merge_module(g, rng, in, gates)};
+  return g;
+}
+
+// `modules` merge_modules in a chain, each on the output of the one before: every output is
+// in every extraction (mandatory), so the problem splits into one block per module
+// (extract/blocks.h).
+inline ExtractGraph module_chain(uint32_t seed, int modules, int gates) {
+  std::mt19937 rng(seed);
+  ExtractGraph g;
+  ClassIdx out = g.add_class("in");
+  g.add_node(out, "Input", {}, 0.0);
+  for (int m = 0; m < modules; ++m) out = merge_module(g, rng, out, gates, "m" + std::to_string(m) + ".");
+  g.roots = {out};
+  return g;
+}
+
+// Three mandatory classes A, B, C (out = Noop(A, B, C)), each computed alone (cost 1.0) or as
+// one half of a pairwise-merged class (AB, AC, BC: cost 1.2 each, split_0 / split_1 free).
+// The optimum is one merge and one alone, 2.2; the LP relaxation takes every merge at 1/2,
+// 1.8, unless cut by "two of the six providers" (the odd-cover cut, formulation.h).
+inline ExtractGraph merged_triangle() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out");
+  const ClassIdx a = g.add_class("A"), b = g.add_class("B"), c = g.add_class("C");
+  g.add_node(out, "Noop", {a, b, c}, 0.0);
+  for (ClassIdx k : {a, b, c}) g.add_node(k, "conv", {}, 1.0);
+  const std::pair<ClassIdx, ClassIdx> pairs[] = {{a, b}, {a, c}, {b, c}};
+  for (const auto& [p, q] : pairs) {
+    const ClassIdx m = g.add_class();
+    g.add_node(m, "conv_merged", {}, 1.2);
+    g.add_node(p, "split_0", {m}, 0.0);
+    g.add_node(q, "split_1", {m}, 0.0);
+  }
+  g.roots = {out};
   return g;
 }
 
