@@ -179,8 +179,8 @@ struct Bounding {
 // Phases 2-3 (see ilp.h): LM-cut (its first run done by `b`), then elimination, both run to
 // the end (they are deterministic and polynomial; `deadline` is the call's wall-clock safety
 // net). Returns the nodes kept for the ILP (per node; all alive nodes when `b` is null, i.e.
-// landmarks are off) and fills `landmarks` (as nodes).
-std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& red, Bounding* b, Progress& p,
+// landmarks are off) and fills `landmarks` (as nodes). The guided start (phase 4) comes after.
+std::vector<char> bound_and_eliminate(const Reduction& red, Bounding* b, Progress& p,
                                       ExtractResult& res, std::vector<std::vector<NodeIdx>>& landmarks,
                                       Clock::time_point t0, Clock::time_point deadline) {
   std::vector<char> keep(red.node_alive.begin(), red.node_alive.end());
@@ -218,18 +218,6 @@ std::vector<char> bound_and_eliminate(const ExtractGraph& g, const Reduction& re
                 task.actions() - 1, std::min(threshold, lm.bound()));
   for (uint32_t a = 0; a < task.goal_action(); ++a)
     if (!lm.enabled(a)) keep[task.node_of(a)] = 0;
-  if (!p.closed()) {
-    Choice guided = guided_start(g, red, task, lm, p.cost);
-    if (!guided.empty()) {
-      if (p.opts.reduce) guided = map_to_reduced(g, red, guided);
-      const double c = dag_cost(g, guided);
-      spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), c, p.cost);
-      if (c < p.cost) {  // a warm start still: `improved` is for what the ILP finds
-        p.incumbent = std::move(guided);
-        p.cost = c;
-      }
-    }
-  }
   res.landmarks = cuts.size();
   landmarks.reserve(cuts.size());
   for (const auto& cut : cuts) {
@@ -385,6 +373,19 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
   return why;
 }
 
+// Part by part the cheaper of two valid extractions (the parts are independent, blocks.h);
+// outside every part (free classes, whose nodes read only free classes) a's choice, else b's.
+Choice cheaper_per_part(const ExtractGraph& g, const std::vector<Part>& parts, const Choice& a, const Choice& b) {
+  Choice c = a;
+  for (ClassIdx k = 0; k < c.size(); ++k)
+    if (c[k] < 0) c[k] = b[k];
+  for (const Part& part : parts)
+    if (part_cost(g, *part.model, b) < part_cost(g, *part.model, a))
+      for (ClassIdx k = 0; k < c.size(); ++k)
+        if (part.model->in_part(k)) c[k] = b[k];
+  return prune_to_roots(g, c);
+}
+
 }  // namespace
 
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
@@ -427,7 +428,15 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
 
   std::vector<std::vector<NodeIdx>> landmarks;
   const std::vector<char> keep =
-      bound_and_eliminate(g, red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
+      bound_and_eliminate(red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
+
+  // Phase 4, the guided start, runs beside the model build and the LPs: it needs only the
+  // landmarks' residual costs, fixed once elimination is done. It is joined after the LPs, at
+  // the same point whether it ran on a second thread or not, so the result is the same.
+  std::future<Choice> guided;
+  if (bounding && !p.closed())
+    guided = std::async(concurrent ? std::launch::async : std::launch::deferred,
+                        [&g, &red, &b = *bounding, cost = p.cost] { return guided_start(g, red, b.task, b.lm, cost); });
 
   std::string status;
   std::optional<Open> why_open;  // what ended the search of the parts left open (the largest)
@@ -445,21 +454,25 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // A block of one class needs no ILP: its nodes' children are given (mandatory classes of
     // other blocks), so its cheapest node is its optimum, and the bound.
     double single_bound = 0.0;
-    size_t singles = 0;
+    std::vector<std::pair<ClassIdx, int64_t>> singles;  // class, its cheapest node
+    auto with_singles = [&](Choice c) {
+      for (const auto& [k, n] : singles) c[k] = n;
+      return prune_to_roots(g, c);
+    };
     if (blocks.count() > 1) {
-      Choice cheapest = p.incumbent;
       for (const auto& classes : blocks.classes) {
         if (classes.size() != 1) continue;
         double best = kInf;
+        int64_t node = -1;
         for (NodeIdx n : g.classes[classes[0]].nodes)
           if (ilp_red.node_alive[n] && g.nodes[n].cost < best) {
             best = g.nodes[n].cost;
-            cheapest[classes[0]] = static_cast<int64_t>(n);
+            node = static_cast<int64_t>(n);
           }
         single_bound += best;
-        ++singles;
+        singles.emplace_back(classes[0], node);
       }
-      if (offer(g, p, prune_to_roots(g, cheapest)))
+      if (offer(g, p, with_singles(p.incumbent)))
         spdlog::debug("ilp: [{:.3f} s] the cheapest nodes of the one-class blocks: {}", seconds_since(t0), p.cost);
       masks.reserve(blocks.count());
       for (const auto& classes : blocks.classes) {
@@ -482,8 +495,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     size_t largest = 0;
     for (const auto& m : models) largest = std::max(largest, m->num_x());
     spdlog::debug("ilp: [{:.3f} s] model built: {} columns{}", seconds_since(t0), cols,
-                  split ? fmt::format(" in {} blocks ({} of one class; largest {} columns)", blocks.count(), singles,
-                                      largest)
+                  split ? fmt::format(" in {} blocks ({} of one class; largest {} columns)", blocks.count(),
+                                      singles.size(), largest)
                         : std::string());
 
     // Phase 5: the LP of every part; then CBC on the parts it leaves open (phase 6).
@@ -505,6 +518,18 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       return sum;
     };
     p.raise_restricted(total_bound(), "lp");
+    if (guided.valid()) {
+      Choice c = guided.get();
+      if (!c.empty()) {
+        if (opts.reduce) c = map_to_reduced(g, red, c);
+        spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
+        // A warm start still (`improved` is for what the ILP finds); part by part the cheaper.
+        const bool improved = p.improved;
+        if (offer(g, p, with_singles(cheaper_per_part(g, parts, p.incumbent, c))))
+          spdlog::debug("ilp: [{:.3f} s] with the guided start, part by part: {}", seconds_since(t0), p.cost);
+        p.improved = improved;
+      }
+    }
     // CBC on the open parts, again smallest first.
     bool failed = false;
     for (size_t i : order) {
