@@ -15,6 +15,7 @@
 #include <map>
 
 #include "extract/extract_graph.h"
+#include "extract/ilp.h"
 #include "gpu_cost/embedded_tables.h"
 #include "gpu_cost/roofline.h"
 #include "importer/importer.h"
@@ -89,9 +90,11 @@ int main(int argc, char** argv) {
                  "ILP wall-clock limit (s): a safety net; the work budget ends the search, so the output does not "
                  "depend on the machine's load")
       ->default_val(o.ilp_time_limit_s)->group(g2);
+  const ex::IlpOptions ilp_defaults;
   app.add_option("--ilp-work", o.ilp_work,
-                 "ILP work budget for proving or improving, in deterministic units (simplex iterations, CBC "
-                 "events; default: 20 per e-node, at least 20000)")
+                 fmt::format("ILP work budget for proving or improving, in deterministic units (simplex iterations, "
+                             "CBC events; default: {} per e-node, at least {})",
+                             ilp_defaults.work_per_node, ilp_defaults.min_work))
       ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
       ->transform(one_of({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
