@@ -48,6 +48,7 @@ struct PipelineOptions {
   extract::Method extract = extract::Method::Ilp;
   double ilp_time_limit_s = 10.0;
   int64_t ilp_work = -1;                       ///< ILP work budget (extract/ilp.h); < 0: tied to the e-graph's size
+  int64_t ilp_stall_work = -1;                 ///< ILP stall stop (extract/ilp.h); < 0: a quarter of the budget; 0: off
   extract::OrderConstraints ilp_order = extract::OrderConstraints::None;
   int threads = 1;
 

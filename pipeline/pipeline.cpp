@@ -121,6 +121,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   eo.method = o.extract;
   eo.ilp.time_limit_s = o.ilp_time_limit_s;
   eo.ilp.work = o.ilp_work;
+  eo.ilp.stall_work = o.ilp_stall_work;
   eo.ilp.threads = o.threads;
   eo.ilp.order = o.ilp_order;
   RunnerConfig rc;

@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
                              "CBC events; default: {} per e-node, at least {})",
                              ilp_defaults.work_per_node, ilp_defaults.min_work))
       ->group(g2);
+  app.add_option("--ilp-stall-work", o.ilp_stall_work,
+                 "ILP stall stop: CBC ends when its best extraction has not improved for this much work (default: a "
+                 "quarter of the budget; 0: off, e.g. with a larger --ilp-work to prove optimality)")
+      ->group(g2);
   app.add_option("--ilp-order", o.ilp_order, "ILP topological-order constraints: none|real|int")
       ->transform(one_of({ex::OrderConstraints::None, ex::OrderConstraints::Real, ex::OrderConstraints::Integer},
                   [](ex::OrderConstraints v) { return ex::to_string(v); }))

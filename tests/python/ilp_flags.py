@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The ILP's budget flags of onnx-tensat, end to end on Inception-v3 (the JSON report's
+extraction section):
+
+1. --ilp-work 25000 --ilp-stall-work 0: the ILP splits into its 42 blocks and proves the
+   optimum (status "optimal", gap 0) within the budget (extract/README.md, "Blocks").
+2. --ilp-work 25000 alone: the default stall stop (a quarter of the budget without a better
+   extraction) ends CBC on a block whose start is already optimal, before the proof: status
+   "stalled-*", the same extraction cost, a positive gap.
+
+usage: ilp_flags.py ONNX_TENSAT INCEPTIONV3.onnx
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(tool, model, tmp, flags):
+    out = os.path.join(tmp, "out.onnx")
+    report = os.path.join(tmp, "report.json")
+    cmd = [tool, model, out, "--verify", "off", "--measure", "off", "-q", "--report", report] + flags
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr}")
+    with open(report) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("model")
+    a = ap.parse_args()
+    failures = []
+
+    def check(cond, what):
+        print(("ok   " if cond else "FAIL ") + what)
+        if not cond:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        proven = run(a.tool, a.model, tmp, ["--ilp-work", "25000", "--ilp-stall-work", "0"])
+        ex = proven["extraction"]
+        check(ex["status"] == "optimal", f"--ilp-stall-work 0: status {ex['status']} is optimal")
+        check(ex["gap"] is not None and ex["gap"] < 1e-9, f"--ilp-stall-work 0: gap {ex['gap']} is 0")
+        check(ex["work_budget"] == 25000, f"--ilp-work 25000: budget {ex['work_budget']}")
+        check(ex["blocks"] > 1, f"the ILP split into {ex['blocks']} blocks")
+        stalled = run(a.tool, a.model, tmp, ["--ilp-work", "25000"])
+        ex2 = stalled["extraction"]
+        check(ex2["status"].startswith("stalled-"), f"default stall stop: status {ex2['status']} is stalled-*")
+        check(ex2["gap"] is not None and ex2["gap"] > 0, f"default stall stop: gap {ex2['gap']} is open")
+        check(abs(stalled["cost_after"] - proven["cost_after"]) < 1e-9,
+              f"the same extraction either way ({stalled['cost_after']} vs {proven['cost_after']})")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
