@@ -172,7 +172,8 @@ void IlpModel::build() {
   for (int i = 0; i < ncols; ++i) solver_.setColName(i, "c" + std::to_string(i));
   order_eps_ = opts_.order == OrderConstraints::Integer ? 1.0 : 1.0 / (M + 1.0);
 
-  if (opts_.order == OrderConstraints::None && opts_.precut_cycle_length >= 2)
+  // (A block's class graph is acyclic, blocks.h: nothing to cut.)
+  if (opts_.order == OrderConstraints::None && opts_.precut_cycle_length >= 2 && !block_)
     precut_short_cycles();
   flush_cuts();
 }
@@ -282,6 +283,7 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
   if (!req.computed) return 0;
   constexpr double kEps = 1e-6;
   constexpr int kMaxCuts = 500;
+  constexpr int64_t kMaxTriangles = 200000;  // examined per round
   auto class_value = [&](ClassIdx k) {
     double v = 0.0;
     for (int i : class_cols_[k]) v += x[i];
@@ -290,6 +292,9 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
   auto is_mandatory = [&](ClassIdx c) {
     return req.mandatory[c] || std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
   };
+  // A mandatory child class is no provider: X(k) = 1 in every extraction, so a cut holding it
+  // (the shared input of the three convs) is never violated.
+  auto provider_class = [&](ClassIdx k) { return !given(k) && !is_mandatory(k); };
   // The fractional mandatory classes, and the shared child classes of their nodes in use.
   std::vector<ClassIdx> frac;
   std::map<ClassIdx, std::vector<uint32_t>> users;  // child class -> indices into frac
@@ -304,7 +309,7 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
     for (int i : class_cols_[c]) {
       if (x[i] < kEps) continue;
       for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)])) {
-        if (given(k)) continue;
+        if (!provider_class(k)) continue;
         auto& u = users[k];
         if (u.empty() || u.back() != f) u.push_back(f);
       }
@@ -326,10 +331,12 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
   std::map<ClassIdx, int> kid_count;   // child class -> classes of the triple using it
   std::vector<int64_t> prov;
   std::map<int, double> row;
-  for (uint32_t a = 0; a < frac.size() && added < kMaxCuts; ++a)
+  int64_t examined = 0;
+  for (uint32_t a = 0; a < frac.size() && added < kMaxCuts && examined < kMaxTriangles; ++a)
     for (uint32_t b : adj[a]) {
       if (b <= a) continue;
       for (uint32_t c : adj[b]) {
+        if (added >= kMaxCuts || ++examined > kMaxTriangles) break;
         if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
         std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
         if (seen_odd_.count(tri)) continue;
@@ -338,7 +345,7 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
           std::vector<ClassIdx> kids;
           for (int i : class_cols_[t])
             for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
-              if (!given(k)) kids.push_back(k);
+              if (provider_class(k)) kids.push_back(k);
           std::sort(kids.begin(), kids.end());
           kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
           for (ClassIdx k : kids) ++kid_count[k];
@@ -349,7 +356,7 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
           for (int i : class_cols_[t]) {
             int64_t p = i;
             for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
-              if (!given(k) && kid_count[k] >= 2) {
+              if (provider_class(k) && kid_count[k] >= 2) {
                 p = -1 - static_cast<int64_t>(k);
                 break;
               }

@@ -40,6 +40,8 @@ class IlpModel {
   /// block uses them). Null: the whole problem.
   IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req = nullptr,
            const std::vector<char>* block = nullptr);
+  IlpModel(const IlpModel&) = delete;  // req_ may point into the object
+  IlpModel& operator=(const IlpModel&) = delete;
 
   size_t num_x() const { return node_of_col_.size(); }
   int rows() const { return solver_.getNumRows(); }

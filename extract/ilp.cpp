@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <system_error>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -104,9 +105,9 @@ struct Progress {
 // meets the bound, it is optimal and neither the LP nor CBC runs (NasRNN: 0.146 -> 0.029 s).
 // Greedy DAG on the residual costs, then the local search on the real costs, both without
 // the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
-// better on the benchmark e-graphs). Returns an empty choice when nothing better than `incumbent_cost` came out.
-Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm,
-                    double incumbent_cost) {
+// better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller
+// keeps the cheaper part of each block), or an empty choice when there is none.
+Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm) {
   ExtractGraph restricted = g;
   std::vector<double> residual_cost(g.nodes.size());
   for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
@@ -125,12 +126,25 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
   }
   Choice best;
   try {
-    ExtractResult l = improve_local(restricted, greedy_dag_choice(g, residual_cost));
-    if (dag_cost(g, l.choice) < incumbent_cost) best = std::move(l.choice);
+    best = improve_local(restricted, greedy_dag_choice(g, residual_cost)).choice;
   } catch (const InputError&) {
     // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays
   }
   return best;
+}
+
+// Runs f on another thread when `concurrent` (and a thread can be started), else when its
+// result is asked for; either way the caller joins it at a fixed point, so the result is the same.
+template <class F>
+auto launch_beside(bool concurrent, F&& f) {
+  if (concurrent) {
+    try {
+      return std::async(std::launch::async, std::forward<F>(f));
+    } catch (const std::system_error& e) {
+      spdlog::debug("ilp: no second thread ({}); one after the other", e.what());
+    }
+  }
+  return std::async(std::launch::deferred, std::forward<F>(f));
 }
 
 // Phase 1's warm start (see ilp.h): the best of greedy, greedy-DAG and greedy-DAG improved by
@@ -256,6 +270,7 @@ double part_cost(const ExtractGraph& g, const IlpModel& model, const Choice& cho
 // for the whole problem).
 struct Part {
   IlpModel* model = nullptr;
+  bool whole = false;  // the whole problem, not a block
   double floor = -kInf;
   double bound = -kInf;
   bool used_cbc = false;
@@ -292,11 +307,14 @@ void solve_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progres
   }
   const double lp = model.separate(work_left, hard_end, opts.separation_rounds);
   if (lp > -COIN_DBL_MAX) part.bound = lp;
-  spdlog::log(part.floor > -kInf ? spdlog::level::debug : spdlog::level::trace,
-              "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts), {} "
-              "landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
-              seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(), model.separated_rows(),
-              model.odd_cover_rows(), model.landmark_rows(), model.cycle_cuts(), lp, part_cost(g, model, p.incumbent));
+  const auto level = part.whole ? spdlog::level::debug : spdlog::level::trace;  // a line per block: trace
+  if (spdlog::should_log(level))
+    spdlog::log(level,
+                "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts), {} "
+                "landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
+                seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(), model.separated_rows(),
+                model.odd_cover_rows(), model.landmark_rows(), model.cycle_cuts(), lp,
+                part_cost(g, model, p.incumbent));
   if (!model.lp_solved() || part.closed(opts, g, p.incumbent)) return;
   const Choice lp_choice = model.decode(model.lp().getColSolution(), &p.incumbent);
   if (offer(g, p, lp_choice))
@@ -401,8 +419,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // LM-cut's first run: neither needs the other, both are deterministic, and they are joined
   // before anything uses both, so the result is the same as run one after the other.
   const bool concurrent = opts.concurrent_start && std::thread::hardware_concurrency() > 1;
-  auto warm_future = std::async(concurrent ? std::launch::async : std::launch::deferred,
-                                [&g, &opts] { return warm_start(g, opts); });
+  auto warm_future = launch_beside(concurrent, [&g, &opts] { return warm_start(g, opts); });
 
   // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
@@ -430,13 +447,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   const std::vector<char> keep =
       bound_and_eliminate(red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
 
-  // Phase 4, the guided start, runs beside the model build and the LPs: it needs only the
-  // landmarks' residual costs, fixed once elimination is done. It is joined after the LPs, at
-  // the same point whether it ran on a second thread or not, so the result is the same.
+  // Phase 4, the guided start, runs beside the model build: it needs only the landmarks'
+  // residual costs, fixed once elimination is done. It is joined before the first LP, at the
+  // same point whether it ran on a second thread or not, so the result is the same.
   std::future<Choice> guided;
   if (bounding && !p.closed())
-    guided = std::async(concurrent ? std::launch::async : std::launch::deferred,
-                        [&g, &red, &b = *bounding, cost = p.cost] { return guided_start(g, red, b.task, b.lm, cost); });
+    guided = launch_beside(concurrent, [&g, &red, &b = *bounding] { return guided_start(g, red, b.task, b.lm); });
 
   std::string status;
   std::optional<Open> why_open;  // what ended the search of the parts left open (the largest)
@@ -455,8 +471,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // other blocks), so its cheapest node is its optimum, and the bound.
     double single_bound = 0.0;
     std::vector<std::pair<ClassIdx, int64_t>> singles;  // class, its cheapest node
+    // (Free classes the choice left out are filled with their free node: a cheapest node may
+    // read one.)
     auto with_singles = [&](Choice c) {
       for (const auto& [k, n] : singles) c[k] = n;
+      for (ClassIdx k = 0; k < c.size(); ++k)
+        if (c[k] < 0 && ilp_red.class_free[k]) c[k] = ilp_red.free_node[k];
       return prune_to_roots(g, c);
     };
     if (blocks.count() > 1) {
@@ -499,25 +519,13 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                                       singles.size(), largest)
                         : std::string());
 
-    // Phase 5: the LP of every part; then CBC on the parts it leaves open (phase 6).
-    const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
-    // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
-    std::vector<size_t> order(models.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return models[a]->num_x() < models[b]->num_x(); });
     std::vector<Part> parts(models.size());
-    for (size_t i : order) {
+    for (size_t i = 0; i < models.size(); ++i) {
       parts[i].model = models[i].get();
-      parts[i].floor = split ? -kInf : p.bound;  // the LM-cut bound is of the whole problem
-      solve_lp(g, opts, parts[i], p, work_left, hard_end, t0);
+      parts[i].whole = !split;
+      // The LM-cut bound is of the whole problem; a block's costs are >= 0.
+      parts[i].floor = split ? 0.0 : p.bound;
     }
-    auto total_bound = [&] {
-      double sum = single_bound;
-      for (const Part& part : parts) sum += part.best_bound();
-      return sum;
-    };
-    p.raise_restricted(total_bound(), "lp");
     if (guided.valid()) {
       Choice c = guided.get();
       if (!c.empty()) {
@@ -530,6 +538,25 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         p.improved = improved;
       }
     }
+
+    // Phase 5: the LP of every part (unless the guided start closed the bound); then CBC on
+    // the parts it leaves open (phase 6).
+    const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
+    // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
+    std::vector<size_t> order(models.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return models[a]->num_x() < models[b]->num_x(); });
+    for (size_t i : order) {
+      if (p.closed()) break;
+      solve_lp(g, opts, parts[i], p, work_left, hard_end, t0);
+    }
+    auto total_bound = [&] {
+      double sum = single_bound;
+      for (const Part& part : parts) sum += part.best_bound();
+      return sum;
+    };
+    if (!p.closed()) p.raise_restricted(total_bound(), "lp");
     // CBC on the open parts, again smallest first.
     bool failed = false;
     for (size_t i : order) {

@@ -212,17 +212,27 @@ inline ExtractGraph module_chain(uint32_t seed, int modules, int gates) {
 // Three mandatory classes A, B, C (out = Noop(A, B, C)), each computed alone (cost 1.0) or as
 // one half of a pairwise-merged class (AB, AC, BC: cost 1.2 each, split_0 / split_1 free).
 // The optimum is one merge and one alone, 2.2; the LP relaxation takes every merge at 1/2,
-// 1.8, unless cut by "two of the six providers" (the odd-cover cut, formulation.h).
-inline ExtractGraph merged_triangle() {
+// 1.8, unless cut by "two of the six providers" (the odd-cover cut, formulation.h). With
+// `input`, every conv reads a mandatory input class (relu | tanh of a leaf, costs 0.1 / 0.2),
+// as in a real network, where it must not count as a provider (it is always there).
+inline ExtractGraph merged_triangle(bool input = false) {
   ExtractGraph g;
   const ClassIdx out = g.add_class("out");
   const ClassIdx a = g.add_class("A"), b = g.add_class("B"), c = g.add_class("C");
   g.add_node(out, "Noop", {a, b, c}, 0.0);
-  for (ClassIdx k : {a, b, c}) g.add_node(k, "conv", {}, 1.0);
+  std::vector<ClassIdx> in;
+  if (input) {
+    const ClassIdx leaf = g.add_class("x"), i = g.add_class("I");
+    g.add_node(leaf, "Input", {}, 0.0);
+    g.add_node(i, "relu", {leaf}, 0.1);
+    g.add_node(i, "tanh", {leaf}, 0.2);
+    in = {i};
+  }
+  for (ClassIdx k : {a, b, c}) g.add_node(k, "conv", in, 1.0);
   const std::pair<ClassIdx, ClassIdx> pairs[] = {{a, b}, {a, c}, {b, c}};
   for (const auto& [p, q] : pairs) {
     const ClassIdx m = g.add_class();
-    g.add_node(m, "conv_merged", {}, 1.2);
+    g.add_node(m, "conv_merged", in, 1.2);
     g.add_node(p, "split_0", {m}, 0.0);
     g.add_node(q, "split_1", {m}, 0.0);
   }

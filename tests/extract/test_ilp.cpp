@@ -306,22 +306,30 @@ TEST(Ilp, IntegralLpSolutionClosesTheBoundWithoutCbc) { expect_proven_without_cb
 // The odd-cover cut: the LP relaxation of the merged triangle takes every merge at 1/2 (1.8);
 // with the cut it meets the optimum, 2.2, and the LP proves it without CBC. Without the cut
 // CBC has to branch. LM-cut is off, so the LP alone bounds.
+// Also when the convs read a mandatory input class, as one ILP or in blocks.
 TEST(Ilp, OddCoverCutClosesTheMergedTriangle) {
-  const ExtractGraph g = testing::merged_triangle();
-  EXPECT_NEAR(testing::brute_force_optimum(g), 2.2, 1e-12);
-  for (bool cuts : {true, false}) {
-    IlpOptions opts;
-    opts.landmarks = false;
-    opts.odd_cover_cuts = cuts;
-    const ExtractResult r = extract_ilp(g, opts);
-    EXPECT_EQ(r.status, "optimal") << cuts;
-    EXPECT_NEAR(r.dag_cost, 2.2, 1e-9) << cuts;
-    EXPECT_EQ(r.proof, cuts ? "lp" : "cbc");
-    if (cuts) {
-      EXPECT_EQ(r.ilp_rounds, 0);
-    } else {
-      EXPECT_GE(r.ilp_rounds, 1);
-    }
+  for (bool input : {false, true}) {
+    const ExtractGraph g = testing::merged_triangle(input);
+    const double best = input ? 2.3 : 2.2;  // (the relu input: 0.1)
+    EXPECT_NEAR(testing::brute_force_optimum(g), best, 1e-12);
+    for (bool blocks : {true, false})
+      for (bool cuts : {true, false}) {
+        IlpOptions opts;
+        opts.landmarks = false;
+        opts.blocks = blocks;
+        opts.odd_cover_cuts = cuts;
+        const ExtractResult r = extract_ilp(g, opts);
+        const std::string what = "input " + std::to_string(input) + " blocks " + std::to_string(blocks) +
+                                 " cuts " + std::to_string(cuts);
+        EXPECT_EQ(r.status, "optimal") << what;
+        EXPECT_NEAR(r.dag_cost, best, 1e-9) << what;
+        EXPECT_EQ(r.proof, cuts ? "lp" : "cbc") << what;
+        if (cuts) {
+          EXPECT_EQ(r.ilp_rounds, 0) << what;
+        } else {
+          EXPECT_GE(r.ilp_rounds, 1) << what;
+        }
+      }
   }
 }
 
