@@ -63,6 +63,13 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
     const ENode& e = g.nodes[n];
     double s = node_costs[n];
     for (ClassIdx k : e.children) s += best[k];
+    // Tree costs grow with the sharing they expand (5^depth on a chain of modules whose input
+    // feeds five gates) and can overflow: an overflowed sum of finite costs counts as the
+    // largest finite value, so the class still gets a node (the first such; a chosen child's
+    // value is never infinite). Only an infinite node cost or an unextracted child stays out.
+    if (s == kInf && std::isfinite(node_costs[n]) &&
+        std::all_of(e.children.begin(), e.children.end(), [&](ClassIdx k) { return choice[k] >= 0; }))
+      s = std::numeric_limits<double>::max();
     if (!(s < best[e.eclass])) continue;  // strict improvement only (keeps the choice acyclic)
     best[e.eclass] = s;
     choice[e.eclass] = n;
@@ -102,7 +109,8 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
   return r;
 }
 
-Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back) {
+Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back,
+                         size_t max_items) {
   const GraphIndex index(g);
   CostSetUnion unite(g.classes.size(), costs);
 
@@ -116,6 +124,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
   for (NodeIdx n = 0; n < g.nodes.size(); ++n)
     if (index.usable(n) && g.nodes[n].children.empty()) work.push(n);
   uint32_t n = 0;
+  size_t items = 0;
   while (work.pop(n)) {
     const auto kids = index.kids(n);
     bool ready = true;
@@ -140,14 +149,19 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
     }
     // Copied rather than swapped: the class's buffers keep their capacity and the scratch
     // set keeps the largest one seen, so accepting allocates only when a set outgrows them.
+    items += cand.items.size();
+    if (max_items > 0 && items > max_items) {
+      spdlog::debug("greedy-dag: gave up after {} items in accepted sets (cap {})", items, max_items);
+      return {};
+    }
     best[ec] = cand;
     has[ec] = 1;
     for (NodeIdx p : index.parents(ec)) work.push(p);
   }
   const auto& st = unite.stats();
   spdlog::debug("greedy-dag: {} unions: {} cut by the first set, {} cyclic, {} cut by the "
-                "estimate, {} built",
-                st.calls, st.cut_first, st.cycles, st.cut_approx, st.built);
+                "estimate, {} built; {} items in accepted sets",
+                st.calls, st.cut_first, st.cycles, st.cut_approx, st.built, items);
 
   if (fell_back) *fell_back = false;
   Choice all(g.classes.size(), -1);

@@ -30,6 +30,10 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g);
 /// is not finite are never chosen; the ILP's start guided by LM-cut's residual costs).
 /// `fell_back` (if given) tells whether the tree greedy had to replace a cyclic union.
 /// Throws InputError when a root class has no finite acyclic option.
-Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr);
+/// max_items > 0 caps the work (the items of the cost sets it accepts, deterministic): past it,
+/// an empty choice comes back. Costs with many ties (residual costs, most of them 0) can make
+/// the sets improve again and again along a deep chain (3e9 items on a chain of 400 modules).
+Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr,
+                         size_t max_items = 0);
 
 }  // namespace tensat::extract

@@ -126,7 +126,11 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
   }
   Choice best;
   try {
-    best = improve_local(restricted, greedy_dag_choice(g, residual_cost)).choice;
+    // Capped (deterministically): on deep chains the residual costs' ties made it run for
+    // minutes; on the benchmark e-graphs it stays below 700 items per node.
+    const size_t cap = std::max<size_t>(10'000'000, 5000 * g.nodes.size());
+    const Choice start = greedy_dag_choice(g, residual_cost, nullptr, cap);
+    if (!start.empty()) best = improve_local(restricted, start).choice;
   } catch (const InputError&) {
     // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays
   }
@@ -494,11 +498,28 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       }
       if (offer(g, p, with_singles(p.incumbent)))
         spdlog::debug("ilp: [{:.3f} s] the cheapest nodes of the one-class blocks: {}", seconds_since(t0), p.cost);
-      masks.reserve(blocks.count());
-      for (const auto& classes : blocks.classes) {
-        if (classes.size() == 1) continue;
+      // Every model costs time and memory in the size of the whole graph (its per-node and
+      // per-class arrays), so consecutive blocks share one model (a union of blocks is as
+      // independent as a block) once there are more than kMaxParts: a chain of 1000 modules has
+      // ~1000 blocks of more than one class, and a model each took 56 s and GBs.
+      constexpr size_t kMaxParts = 64;
+      std::vector<const std::vector<ClassIdx>*> multi;
+      size_t multi_classes = 0;
+      for (const auto& classes : blocks.classes)
+        if (classes.size() > 1) {
+          multi.push_back(&classes);
+          multi_classes += classes.size();
+        }
+      const size_t per_part = multi.size() > kMaxParts ? (multi_classes + kMaxParts - 1) / kMaxParts : 0;
+      masks.reserve(multi.size());
+      for (size_t i = 0; i < multi.size();) {
         std::vector<char> mask(g.classes.size(), 0);
-        for (ClassIdx c : classes) mask[c] = 1;
+        size_t in_mask = 0;
+        do {
+          for (ClassIdx c : *multi[i]) mask[c] = 1;
+          in_mask += multi[i]->size();
+          ++i;
+        } while (i < multi.size() && in_mask + multi[i]->size() <= per_part);
         masks.push_back(std::move(mask));
         models.push_back(std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks.back()));
       }
@@ -515,8 +536,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     size_t largest = 0;
     for (const auto& m : models) largest = std::max(largest, m->num_x());
     spdlog::debug("ilp: [{:.3f} s] model built: {} columns{}", seconds_since(t0), cols,
-                  split ? fmt::format(" in {} blocks ({} of one class; largest {} columns)", blocks.count(),
-                                      singles.size(), largest)
+                  split ? fmt::format(" in {} blocks ({} of one class; {} ILPs, the largest {} columns)",
+                                      blocks.count(), singles.size(), models.size(), largest)
                         : std::string());
 
     std::vector<Part> parts(models.size());

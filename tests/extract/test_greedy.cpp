@@ -58,6 +58,38 @@ TEST(Greedy, ThrowsWhenTheRootHasNoAcyclicOption) {
   EXPECT_THROW(extract_greedy_dag(g), InputError);
 }
 
+// Tree costs double at every level of c_i = add(c_{i-1}, c_{i-1}) and overflow past ~1024
+// levels: an overflowed sum of finite costs still gets a node (it used to leave the root
+// without one: "no finite acyclic extraction", and the ILP's warm start threw with it).
+TEST(Greedy, TreeCostsThatOverflowStillGiveAnExtraction) {
+  ExtractGraph g;
+  ClassIdx prev = g.add_class("x");
+  g.add_node(prev, "Input", {}, 1.0);
+  for (int i = 0; i < 1100; ++i) {
+    const ClassIdx c = g.add_class();
+    g.add_node(c, "add", {prev, prev}, 1.0);
+    g.add_node(c, "mul", {prev, prev}, 2.0);
+    prev = c;
+  }
+  g.roots = {prev};
+  for (const ExtractResult& r : {extract_greedy(g), extract_greedy_dag(g)}) {
+    EXPECT_EQ(extraction_problem(g, r.choice), "") << r.method;
+    EXPECT_NEAR(r.dag_cost, 1101.0, 1e-9) << r.method;  // every add and the input, once each
+  }
+}
+
+// Greedy DAG's work cap (the ILP's guided start uses it): past the cap it gives up with an
+// empty choice, deterministically; without a cap the same graph gives a valid extraction.
+TEST(Greedy, DagItemCapGivesUpWithAnEmptyChoice) {
+  const ExtractGraph g = testing::module_chain(3, 20, 4);
+  std::vector<double> costs(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  EXPECT_TRUE(greedy_dag_choice(g, costs, nullptr, 50).empty());
+  const Choice full = greedy_dag_choice(g, costs);
+  EXPECT_EQ(extraction_problem(g, full), "");
+  EXPECT_EQ(greedy_dag_choice(g, costs, nullptr, 100'000'000), full);
+}
+
 TEST(Greedy, RandomGraphsGiveValidExtractions) {
   for (uint32_t seed = 0; seed < 200; ++seed) {
     for (bool acyclic : {true, false}) {
