@@ -289,31 +289,39 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
     for (int i : class_cols_[k]) v += x[i];
     return v;
   };
-  auto is_mandatory = [&](ClassIdx c) {
-    return req.mandatory[c] || std::find(g_.roots.begin(), g_.roots.end(), c) != g_.roots.end();
-  };
-  // A mandatory child class is no provider: X(k) = 1 in every extraction, so a cut holding it
-  // (the shared input of the three convs) is never violated.
-  auto provider_class = [&](ClassIdx k) { return !given(k) && !is_mandatory(k); };
-  // The fractional mandatory classes, and the shared child classes of their nodes in use.
+  // A mandatory child class (req.mandatory includes the roots) is no provider: X(k) = 1 in
+  // every extraction, so a cut holding it (the shared input of the three convs) is never
+  // violated.
+  auto provider_class = [&](ClassIdx k) { return !given(k) && !req.mandatory[k]; };
+  // The fractional mandatory classes; per such class the provider classes of each of its
+  // columns (sorted) and their union; and the classes in use that share a provider class.
   std::vector<ClassIdx> frac;
-  std::map<ClassIdx, std::vector<uint32_t>> users;  // child class -> indices into frac
+  std::vector<std::vector<std::vector<ClassIdx>>> col_kids;  // per frac class, per column
+  std::vector<std::vector<ClassIdx>> kids;                   // per frac class: the union
+  std::map<ClassIdx, std::vector<uint32_t>> users;           // child class -> indices into frac
   for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
-    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c) || class_cols_[c].size() < 2 || !is_mandatory(c))
+    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c) || class_cols_[c].size() < 2 || !req.mandatory[c])
       continue;
     double top = 0.0;
     for (int i : class_cols_[c]) top = std::max(top, x[i]);
     if (top > 1.0 - kEps) continue;
     const auto f = static_cast<uint32_t>(frac.size());
     frac.push_back(c);
+    auto& per_col = col_kids.emplace_back();
+    auto& all = kids.emplace_back();
     for (int i : class_cols_[c]) {
+      auto& ks = per_col.emplace_back();
+      for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
+        if (provider_class(k)) ks.push_back(k);
+      all.insert(all.end(), ks.begin(), ks.end());
       if (x[i] < kEps) continue;
-      for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)])) {
-        if (!provider_class(k)) continue;
+      for (ClassIdx k : ks) {
         auto& u = users[k];
         if (u.empty() || u.back() != f) u.push_back(f);
       }
     }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
   }
   std::vector<std::vector<uint32_t>> adj(frac.size());
   for (const auto& [k, u] : users)
@@ -340,23 +348,18 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
         if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
         std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
         if (seen_odd_.count(tri)) continue;
+        const std::array<uint32_t, 3> members{a, b, c};
         kid_count.clear();
-        for (ClassIdx t : tri) {
-          std::vector<ClassIdx> kids;
-          for (int i : class_cols_[t])
-            for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
-              if (provider_class(k)) kids.push_back(k);
-          std::sort(kids.begin(), kids.end());
-          kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
-          for (ClassIdx k : kids) ++kid_count[k];
-        }
+        for (uint32_t t : members)
+          for (ClassIdx k : kids[t]) ++kid_count[k];
         count.clear();
-        for (ClassIdx t : tri) {
+        for (uint32_t t : members) {
           prov.clear();
-          for (int i : class_cols_[t]) {
-            int64_t p = i;
-            for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
-              if (provider_class(k) && kid_count[k] >= 2) {
+          const auto& cols = class_cols_[frac[t]];
+          for (size_t j = 0; j < cols.size(); ++j) {
+            int64_t p = cols[j];
+            for (ClassIdx k : col_kids[t][j])
+              if (kid_count[k] >= 2) {
                 p = -1 - static_cast<int64_t>(k);
                 break;
               }
