@@ -19,6 +19,7 @@
 #include "egraph/egraph.h"
 #include "egraph/runner.h"
 #include "lang/sexpr.h"
+#include "support/blas_threads.h"
 #include "support/stopwatch.h"
 
 using namespace tensat;
@@ -79,6 +80,7 @@ RuleSpec spec(const char* name, std::vector<const char*> lhs, std::vector<const 
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   size_t n = 200000;
   unsigned seed = 1;
   for (int i = 1; i + 1 < argc; ++i) {

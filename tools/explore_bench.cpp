@@ -46,6 +46,7 @@
 #include "egraph/runner.h"
 #include "importer/importer.h"
 #include "rules/loader.h"
+#include "support/blas_threads.h"
 
 using namespace tensat;
 
@@ -228,6 +229,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   spdlog::set_level(spdlog::level::err);
   Options opt = parse(argc, argv);
   std::vector<Rewrite> rules;

@@ -14,8 +14,10 @@
 
 #include "extract/extract.h"
 #include "extract/serialize_json.h"
+#include "support/blas_threads.h"
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   namespace ex = tensat::extract;
   CLI::App app{"Extract the cheapest acyclic graph from an egraph-serialize JSON e-graph"};
   std::string file, method = "ilp", order = "none";

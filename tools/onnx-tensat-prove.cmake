@@ -3,5 +3,5 @@
 if(TARGET tensat_taso_instances)
   add_executable(onnx-tensat-prove ${CMAKE_CURRENT_LIST_DIR}/onnx_tensat_prove.cpp)
   target_compile_options(onnx-tensat-prove PRIVATE ${TENSAT_WARNINGS})
-  target_link_libraries(onnx-tensat-prove PRIVATE tensat_taso_instances CLI11::CLI11 spdlog::spdlog)
+  target_link_libraries(onnx-tensat-prove PRIVATE tensat_taso_instances tensat_support CLI11::CLI11 spdlog::spdlog)
 endif()

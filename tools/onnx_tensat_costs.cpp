@@ -35,6 +35,7 @@
 #include "pipeline/costing.h"
 #include "pipeline/options.h"
 #include "pipeline/rule_sources.h"
+#include "support/blas_threads.h"
 #include "support/stopwatch.h"
 
 namespace {
@@ -161,6 +162,7 @@ int measure(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   CLI::App app{"onnx-tensat-costs: measure a cost table on a GPU, or report how well the calibrated model fits one"};
   Args a;
   app.add_option("models", a.models, "ONNX models whose e-graphs' signatures to measure");

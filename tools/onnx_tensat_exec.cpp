@@ -28,6 +28,7 @@
 #include "pipeline/weight_folding.h"
 #include "refexec/executor.h"
 #include "support/atomic_file.h"
+#include "support/blas_threads.h"
 #include "support/stopwatch.h"
 
 namespace {
@@ -145,6 +146,7 @@ int convert(const std::string& in, const std::string& out, const tensat::ImportO
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   CLI::App app{"onnx-tensat-exec: run an ONNX model on the CPU reference executor, or convert it (import+export)"};
   std::vector<std::string> pos;
   std::vector<std::string> shapes;

@@ -21,6 +21,7 @@
 #include "importer/importer.h"
 #include "pipeline/pipeline.h"
 #include "support/atomic_file.h"
+#include "support/blas_threads.h"
 
 namespace {
 
@@ -57,6 +58,7 @@ CLI::Validator one_of(std::initializer_list<E> values, F name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   CLI::App app{"onnx-tensat: equality-saturation superoptimizer for ONNX models (TENSAT)"};
   tensat::PipelineOptions o;
   std::vector<std::string> shapes;

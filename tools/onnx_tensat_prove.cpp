@@ -26,6 +26,7 @@
 #include "rules/taso/prover.h"
 #include "rules/taso/rule_files.h"
 #include "rules/taso/taso_rules.h"
+#include "support/blas_threads.h"
 
 using namespace tensat;
 using namespace tensat::taso;
@@ -82,6 +83,7 @@ void print_result(const ProveResult& r, const Goal& goal, bool json) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tensat::park_blas_threads();
   CLI::App app{"onnx-tensat-prove: prove two tensor-language terms equal by equality saturation"};
   std::vector<std::string> lhs_text, rhs_text, shape_args, weight_shape_args, rule_sets, taso_only;
   std::string rules_file, rule_name, taso_pb, import_pb;
