@@ -2,6 +2,7 @@
 #include "extract/ilp.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -49,6 +50,8 @@ namespace {
 
 using Clock = Stopwatch::Clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Threads for the parts' models and LPs (phase 5a), the calling thread included.
+constexpr size_t kMaxLpThreads = 8;
 
 // A trivial reduction (everything usable kept, nothing free) for IlpOptions::reduce = false;
 // unusable nodes still get no column.
@@ -298,18 +301,39 @@ bool offer(const ExtractGraph& g, Progress& p, const Choice& choice) {
   return true;
 }
 
-// Phase 5 for one part: its LP with the cutting-plane rounds; the LP's own solution, where it
-// decodes to a valid extraction cheaper than the incumbent, becomes the incumbent (on NasRNN,
-// table v2, the LP is integral at the optimum and CBC only found it again, 0.07 s).
-void solve_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress& p, int64_t& work_left,
-              Clock::time_point hard_end, Clock::time_point t0) {
+// Phase 5a for one part: its LP with the cutting-plane rounds (IlpModel::separate), within
+// `limit` work units. It needs nothing but the model, so the parts' LPs run in parallel; what
+// they mean for the incumbent and the bound is taken in order afterwards (take_lp).
+struct LpRun {
+  double lp = -COIN_DBL_MAX;
+  int64_t work = 0;    // work units used
+  int64_t margin = 0;  // the work of one iteration at the model's final size, and 1
+  bool ran = false;
+};
+
+LpRun run_lp(IlpModel& model, int64_t limit, const IlpOptions& opts, Clock::time_point hard_end) {
+  LpRun r;
+  r.ran = true;
+  if (model.num_x() == 0) return r;
+  int64_t left = limit;
+  r.lp = model.separate(left, hard_end, opts.separation_rounds);
+  r.work = limit - left;
+  r.margin = static_cast<int64_t>(std::ceil(iteration_work(model.rows()))) + 1;
+  return r;
+}
+
+// Phase 5b for one part, in order: the LP's bound, and its own solution, where it decodes to
+// a valid extraction cheaper than the incumbent, becomes the incumbent (on NasRNN, table v2,
+// the LP is integral at the optimum and CBC only found it again, 0.07 s).
+void take_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress& p, const LpRun& run,
+             Clock::time_point t0) {
   IlpModel& model = *part.model;
   if (model.num_x() == 0) {
     // Every class left is free: the (mapped) warm start is the only extraction left.
     part.bound = part_cost(g, model, p.incumbent);
     return;
   }
-  const double lp = model.separate(work_left, hard_end, opts.separation_rounds);
+  const double lp = run.lp;
   if (lp > -COIN_DBL_MAX) part.bound = lp;
   const auto level = part.whole ? spdlog::level::debug : spdlog::level::trace;  // a line per block: trace
   if (spdlog::should_log(level))
@@ -451,9 +475,10 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   const std::vector<char> keep =
       bound_and_eliminate(red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
 
-  // Phase 4, the guided start, runs beside the model build: it needs only the landmarks'
-  // residual costs, fixed once elimination is done. It is joined before the first LP, at the
-  // same point whether it ran on a second thread or not, so the result is the same.
+  // Phase 4, the guided start, runs beside the models' build and LPs (phase 5a): it needs only
+  // the landmarks' residual costs, fixed once elimination is done. It is joined before the
+  // LPs' results are taken (phase 5b), at the same point whether it ran on a second thread or
+  // not, so the result is the same.
   std::future<Choice> guided;
   if (bounding && !p.closed())
     guided = launch_beside(concurrent, [&g, &red, &b = *bounding] { return guided_start(g, red, b.task, b.lm); });
@@ -470,7 +495,6 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     if (opts.blocks && with_req && opts.order == OrderConstraints::None) blocks = find_blocks(g, ilp_red, req);
     // The parts: the blocks (blocks.h) where the problem splits, else the whole problem.
     std::vector<std::vector<char>> masks;
-    std::vector<std::unique_ptr<IlpModel>> models;
     // A block of one class needs no ILP: its nodes' children are given (mandatory classes of
     // other blocks), so its cheapest node is its optimum, and the bound.
     double single_bound = 0.0;
@@ -483,7 +507,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         if (c[k] < 0 && ilp_red.class_free[k]) c[k] = ilp_red.free_node[k];
       return prune_to_roots(g, c);
     };
-    if (blocks.count() > 1) {
+    const bool split = blocks.count() > 1;
+    if (split) {
       for (const auto& classes : blocks.classes) {
         if (classes.size() != 1) continue;
         double best = kInf;
@@ -523,27 +548,71 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           ++i;
         } while (i < multi.size() && in_mask + multi[i]->size() <= per_part);
         masks.push_back(std::move(mask));
-        models.push_back(std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks.back()));
       }
-    } else {
-      models.push_back(std::make_unique<IlpModel>(g, ilp_red, opts, with_req ? &req : nullptr));
     }
-    const bool split = blocks.count() > 1;
-    size_t cols = 0;
-    for (auto& m : models) {
+    const size_t num_parts = split ? masks.size() : 1;
+    auto make_model = [&](size_t i) {
+      auto m = split ? std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks[i])
+                     : std::make_unique<IlpModel>(g, ilp_red, opts, with_req ? &req : nullptr);
       m->set_landmarks(landmarks);
-      cols += m->num_x();
+      return m;
+    };
+    // A part's columns (IlpModel::build's): the alive nodes of its alive, non-free classes.
+    std::vector<size_t> part_cols(num_parts, 0);
+    for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
+      const ClassIdx c = g.nodes[n].eclass;
+      if (!ilp_red.node_alive[n] || ilp_red.class_free[c]) continue;
+      if (!split) {
+        ++part_cols[0];
+        continue;
+      }
+      for (size_t i = 0; i < num_parts; ++i)
+        if (masks[i][c]) {
+          ++part_cols[i];
+          break;
+        }
+    }
+    // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
+    std::vector<size_t> order(num_parts);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return part_cols[a] < part_cols[b]; });
+
+    // Phase 5a: every part's model and LP, on as many threads as the machine has (the guided
+    // start may still run beside them). An LP needs nothing but its model; its limit is all
+    // the work left, and phase 5b below decides in order what it means.
+    std::vector<std::unique_ptr<IlpModel>> models(num_parts);
+    std::vector<LpRun> runs(num_parts);
+    const int64_t lp_limit = work_left;
+    {
+      std::atomic<size_t> next{0};
+      auto worker = [&] {
+        for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+          const size_t i = order[k];
+          models[i] = make_model(i);
+          if (opts.parallel_lps) runs[i] = run_lp(*models[i], lp_limit, opts, hard_end);
+        }
+      };
+      const size_t threads =
+          concurrent ? std::min<size_t>({std::thread::hardware_concurrency(), num_parts, kMaxLpThreads}) : 1;
+      std::vector<std::future<void>> helpers;
+      for (size_t t = 1; t < threads; ++t) helpers.push_back(launch_beside(true, worker));
+      worker();
+      for (auto& h : helpers) h.get();
+    }
+    size_t cols = 0, largest = 0;
+    for (size_t i = 0; i < num_parts; ++i) {
+      if (models[i]->num_x() != part_cols[i]) throw InternalError("ilp: a part's column count differs from its model's");
+      cols += models[i]->num_x();
+      largest = std::max(largest, models[i]->num_x());
     }
     res.blocks = split ? blocks.count() : 0;
-    size_t largest = 0;
-    for (const auto& m : models) largest = std::max(largest, m->num_x());
-    spdlog::debug("ilp: [{:.3f} s] model built: {} columns{}", seconds_since(t0), cols,
+    spdlog::debug("ilp: [{:.3f} s] model built and LPs solved: {} columns{}", seconds_since(t0), cols,
                   split ? fmt::format(" in {} blocks ({} of one class; {} ILPs, the largest {} columns)",
-                                      blocks.count(), singles.size(), models.size(), largest)
+                                      blocks.count(), singles.size(), num_parts, largest)
                         : std::string());
 
-    std::vector<Part> parts(models.size());
-    for (size_t i = 0; i < models.size(); ++i) {
+    std::vector<Part> parts(num_parts);
+    for (size_t i = 0; i < num_parts; ++i) {
       parts[i].model = models[i].get();
       parts[i].whole = !split;
       // The LM-cut bound is of the whole problem; a block's costs are >= 0.
@@ -562,17 +631,35 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       }
     }
 
-    // Phase 5: the LP of every part (unless the guided start closed the bound); then CBC on
-    // the parts it leaves open (phase 6).
+    // Phase 5b: the LPs in order (unless the guided start closed the bound), as if they had
+    // run one after the other, each within the work the ones before it left: a part's LP
+    // counts when it stayed clear of that limit by more than an iteration (then the limit never
+    // bound it, and one after the other it ran the same way); the first part's limit was the
+    // same. Otherwise that part and the rest are rebuilt and solved one by one, as the limit
+    // says (only where the budget runs out in the LPs).
     const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
-    // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
-    std::vector<size_t> order(models.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return models[a]->num_x() < models[b]->num_x(); });
-    for (size_t i : order) {
+    for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
-      solve_lp(g, opts, parts[i], p, work_left, hard_end, t0);
+      const size_t i = order[k];
+      if (runs[i].ran && (k == 0 || runs[i].work + runs[i].margin <= work_left)) {
+        work_left -= runs[i].work;
+        take_lp(g, opts, parts[i], p, runs[i], t0);
+        continue;
+      }
+      if (runs[i].ran)
+        spdlog::debug("ilp: [{:.3f} s] the LPs from part {} on are solved again within the work left ({})",
+                      seconds_since(t0), k, work_left);
+      for (; k < order.size() && !p.closed(); ++k) {
+        const size_t j = order[k];
+        if (runs[j].ran) {
+          models[j] = make_model(j);
+          parts[j].model = models[j].get();
+        }
+        const LpRun run = run_lp(*models[j], work_left, opts, hard_end);
+        work_left -= run.work;
+        take_lp(g, opts, parts[j], p, run, t0);
+      }
+      break;
     }
     auto total_bound = [&] {
       double sum = single_bound;

@@ -77,6 +77,11 @@ struct IlpOptions {
   /// class graph is acyclic: one small LP and CBC run per block, the bound their sum. Off
   /// only for experiments (one ILP over everything).
   bool blocks = true;
+  /// Build the parts' models and solve their LPs in parallel (where concurrent_start allows
+  /// more than one thread), each within all the work left, then take them in order as if one
+  /// had run after the other; off: one after the other. The result is the same either way
+  /// (`Ilp.ParallelLpsGiveTheResultOfOneAfterTheOther`).
+  bool parallel_lps = true;
   /// LP cutting-plane rounds on node-level requirement rows before CBC (0: the LP alone); the
   /// LP solves are paid from the work budget, the rounds stop at the first one that does not
   /// raise the LP bound. CBC runs only when the LP was solved within the budget.

@@ -427,5 +427,32 @@ TEST(Ilp, ConcurrentStartGivesTheSameResultAsSequential) {
   }
 }
 
+// Phase 5a solves every part's LP with all the work left, in parallel; phase 5b takes them in
+// order as if one had run after the other, and solves again the parts where the work the ones
+// before had left would have stopped the LP. With budgets that run out in the LPs (100, 300 on
+// Inception-v3's 42 blocks and NasRNN's 76), in CBC (1000, 2000) and the default, the result is
+// that of one LP after the other. Without the redo (a part's LP taken whatever work it used)
+// the work used and the bound differ at 100, 300 and 1000, and NasRNN ends "optimal" where one
+// LP after the other ends "budget-best-found".
+TEST(Ilp, ParallelLpsGiveTheResultOfOneAfterTheOther) {
+  for (const char* name : {"eg_inceptionv3_v2.json", "eg_nasrnn_v2.json"}) {
+    const ExtractGraph g = read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / name).string());
+    for (int64_t work : {100, 300, 1000, 2000, -1}) {
+      IlpOptions seq;
+      seq.parallel_lps = false;
+      seq.work = work;
+      IlpOptions par = seq;
+      par.parallel_lps = true;
+      const ExtractResult a = extract_ilp(g, seq), b = extract_ilp(g, par);
+      const std::string what = std::string(name) + " work " + std::to_string(work);
+      EXPECT_EQ(a.choice, b.choice) << what;
+      EXPECT_EQ(a.status, b.status) << what;
+      EXPECT_EQ(a.work_used, b.work_used) << what;
+      EXPECT_EQ(a.best_bound, b.best_bound) << what;
+      EXPECT_EQ(a.dag_cost, b.dag_cost) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tensat::extract
