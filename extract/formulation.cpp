@@ -426,6 +426,7 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     solver_.setSolveOptions(dual);
   }
   flush_cuts();
+  if (base_rows_ < 0) base_rows_ = solver_.getNumRows();
   double obj = -COIN_DBL_MAX;
   // Every LP solve stops after the iterations left (CLP's iteration limit) or at the deadline
   // (its wall-clock limit); an unfinished solve gives no bound. Both limits are lifted again
@@ -460,12 +461,17 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     std::vector<int> rstart{0}, rind;
     std::vector<double> rval, rlb, rub;
     const int req_rows = separate_requirements(x, rstart, rind, rval, rlb, rub);
-    const int odd_rows = opts_.odd_cover_cuts ? separate_odd_covers(x, rstart, rind, rval, rlb, rub) : 0;
-    const int added = req_rows + odd_rows;
+    const int odd_rows = opts_.odd_cover_cuts ? separate_odd_covers(x, rstart, rind, rval, rlb, rub) +
+                                                    separate_deep_odd_covers(x, rstart, rind, rval, rlb, rub)
+                                              : 0;
+    const int path_rows = opts_.path_cuts && round < opts_.path_cut_rounds ? separate_path_cuts(x, rstart, rind, rval, rlb, rub) : 0;
+    const int added = req_rows + odd_rows + path_rows;
     odd_cover_rows_ += odd_rows;
-    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} odd-cover cuts", round, obj,
-                  req_rows, odd_rows);
+    path_cut_rows_ += path_rows;
+    spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} odd-cover cuts, {} path cuts",
+                  round, obj, req_rows, odd_rows, path_rows);
     if (added == 0) break;
+    for (int r = 0; r < path_rows; ++r) path_row_ids_.push_back(solver_.getNumRows() + added - path_rows + r);
     solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());
     separated_rows_ += added;
     const double prev = obj;
@@ -480,6 +486,310 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     }
   }
   return obj;
+}
+
+void IlpModel::ensure_col_kids() {
+  if (!col_kids_.empty() || num_x() == 0) return;
+  col_kids_.resize(num_x());
+  for (size_t i = 0; i < num_x(); ++i)
+    for (ClassIdx k : g_.child_classes(node_of_col_[i]))
+      if (!given(k) && !class_cols_[k].empty()) col_kids_[i].push_back(k);
+}
+
+// Deep odd-cover cuts: the odd-cover cut (above) with its providers further down. From a
+// mandatory class i, the classes its columns in use reach (over columns in use) form its
+// region; the region's leaves T are the classes whose columns in use read no class with
+// columns (the merged convs themselves), the rest R; an exit is a column of a class in R that
+// reads no class of the region. Following the chosen nodes down from i ends at a leaf or at a
+// chosen exit (as for the path cuts), so, with x(i) = 1,
+//     sum_{t in T} x(t) + sum of the exits' x >= 1.
+// Three such rows, summed, halved and rounded up ({0,1/2} Chvatal-Gomory):
+//     sum_t ceil(n_t / 2) x(t) + sum_e ceil(m_e / 2) x_e >= 2   (n_t, m_e: how many of the rows hold it).
+// Inception-v3: three 1x1 convs on one input, one plain and two relu'd, computed alone or as a
+// pairwise-merged conv, split, and relu'd before or after the split. The LP spreads over eight
+// merged convs at 1/8 (each reaching two of the three convs along two paths: its split and
+// the split of its relu) and pays about one conv where every integer choice pays two; the odd
+// cover over direct child classes does not see it (the shared classes are two levels down).
+// Returns how many rows were appended (only violated ones).
+int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                       std::vector<double>& rval, std::vector<double>& rlb,
+                                       std::vector<double>& rub) {
+  const Requirements& req = *req_;
+  if (!req.computed || num_x() == 0) return 0;
+  constexpr double kEps = 1e-6;
+  constexpr int kMaxCuts = 500;
+  constexpr size_t kMaxRegion = 2000;        // classes in one region
+  constexpr int64_t kMaxTriangles = 200000;  // examined per round
+  constexpr int64_t kMaxSteps = 4'000'000;   // column-child visits per round
+  ensure_col_kids();
+  const size_t C = g_.classes.size();
+  auto leaf = [&](ClassIdx c) {
+    for (int i : class_cols_[c])
+      if (x[i] > kEps && !col_kids_[static_cast<size_t>(i)].empty()) return false;
+    return true;
+  };
+  struct Item {
+    ClassIdx cls;
+    std::vector<ClassIdx> leaves;  // sorted
+    std::vector<int> exits;        // columns, sorted
+  };
+  std::vector<Item> items;
+  std::vector<uint32_t> mark(C, 0);
+  uint32_t stamp = 0;
+  std::vector<ClassIdx> region;
+  std::map<ClassIdx, std::vector<uint32_t>> users;  // leaf -> items
+  auto value = [&](ClassIdx k) {
+    double v = 0.0;
+    for (int i : class_cols_[k]) v += x[i];
+    return v;
+  };
+  int64_t steps = 0;
+  for (ClassIdx c = 0; c < C && steps < kMaxSteps; ++c) {
+    // Every mandatory class (its own columns may be integral: the split is further down).
+    if (class_cols_[c].empty() || !req.mandatory[c] || !in_part(c)) continue;
+    ++stamp;
+    region.assign(1, c);
+    mark[c] = stamp;
+    for (size_t h = 0; h < region.size() && region.size() <= kMaxRegion; ++h)
+      for (int i : class_cols_[region[h]])
+        if (x[i] > kEps)
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (mark[k] != stamp) {
+              mark[k] = stamp;
+              region.push_back(k);
+            }
+          }
+    if (region.size() > kMaxRegion) continue;
+    Item item{c, {}, {}};
+    bool fractional = false;
+    for (ClassIdx r : region) {
+      if (r != c && leaf(r)) {
+        item.leaves.push_back(r);
+        if (value(r) < 1.0 - kEps) fractional = true;
+        continue;
+      }
+      for (int i : class_cols_[r]) {
+        bool exit = true;
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)])
+          if (mark[k] == stamp) {
+            exit = false;
+            break;
+          }
+        if (exit) item.exits.push_back(i);
+      }
+    }
+    if (!fractional) continue;
+    std::sort(item.leaves.begin(), item.leaves.end());
+    std::sort(item.exits.begin(), item.exits.end());
+    const auto f = static_cast<uint32_t>(items.size());
+    for (ClassIdx t : item.leaves) users[t].push_back(f);
+    items.push_back(std::move(item));
+  }
+  std::vector<std::vector<uint32_t>> adj(items.size());
+  for (const auto& [t, u] : users)
+    for (size_t a = 0; a < u.size(); ++a)
+      for (size_t b = a + 1; b < u.size(); ++b) {
+        adj[u[a]].push_back(u[b]);
+        adj[u[b]].push_back(u[a]);
+      }
+  for (auto& a : adj) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  int added = 0;
+  int64_t examined = 0;
+  std::map<int, int> col_count;       // exit column -> rows holding it
+  std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
+  std::map<int, double> row;
+  for (uint32_t a = 0; a < items.size() && added < kMaxCuts && examined < kMaxTriangles; ++a)
+    for (uint32_t b : adj[a]) {
+      if (b <= a) continue;
+      for (uint32_t c : adj[b]) {
+        if (added >= kMaxCuts || ++examined > kMaxTriangles) break;
+        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
+        const std::array<ClassIdx, 3> tri{items[a].cls, items[b].cls, items[c].cls};
+        if (seen_deep_.count(tri)) continue;
+        leaf_count.clear();
+        col_count.clear();
+        for (uint32_t m : {a, b, c}) {
+          for (ClassIdx t : items[m].leaves) ++leaf_count[t];
+          for (int e : items[m].exits) ++col_count[e];
+        }
+        row.clear();
+        for (const auto& [t, n] : leaf_count)
+          for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
+        for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
+        double lhs = 0.0;
+        for (const auto& [i, v] : row) lhs += v * x[i];
+        if (lhs > 2.0 - 1e-4) continue;
+        seen_deep_.insert(tri);
+        for (const auto& [i, v] : row) {
+          rind.push_back(i);
+          rval.push_back(v);
+        }
+        rstart.push_back(static_cast<int>(rind.size()));
+        rlb.push_back(2.0);
+        rub.push_back(COIN_DBL_MAX);
+        ++added;
+      }
+    }
+  return added;
+}
+
+// Path cuts: for a class t, a class r0 and a set R of classes with r0 in R and t not in R,
+// call a node of a class in R an exit when none of its child classes is in R or is t. In an
+// acyclic extraction that uses r0, follow from r0 a chosen node's child class in R or t, as
+// long as there is one: the walk ends at t or at a chosen exit. So
+//   x(r0) <= x(t) + sum of the exits' x
+// (x(C): the sum over C's columns). It is what the LP misses where a merged conv is reached
+// along two paths: the LP takes each path at 1/2 and pays the shared conv once at 1/2
+// (Inception-v3: the relu'd and the plain output of one merged conv, each split; extract/
+// README.md, "Path cuts"). Separated over the LP's support: per fractional class t, the
+// classes whose columns in use reach it; per such r0 (nearest first) with x(r0) > x(t), R =
+// the classes on those paths from r0 to t. Only rows the LP optimum violates are appended;
+// returns how many.
+int IlpModel::separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                 std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  constexpr double kEps = 1e-6, kViolation = 1e-4;
+  constexpr int kMaxCuts = 500, kPerTarget = 2;
+  constexpr int64_t kMaxSteps = 2'000'000;  // class and column visits per round
+  const size_t C = g_.classes.size();
+  ensure_col_kids();
+  std::vector<double> xc(C, 0.0);
+  std::vector<ClassIdx> used;  // classes with columns in use
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (class_cols_[c].empty()) continue;
+    for (int i : class_cols_[c]) xc[c] += x[i];
+    if (xc[c] > kEps) used.push_back(c);
+  }
+  // Support parents: per class, the classes that have a column in use reading it.
+  std::vector<std::vector<ClassIdx>> parents(C);
+  for (ClassIdx c : used)
+    for (int i : class_cols_[c])
+      if (x[i] > kEps)
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)])
+          if (parents[k].empty() || parents[k].back() != c) parents[k].push_back(c);
+  std::vector<uint32_t> anc_mark(C, 0), in_r(C, 0);
+  uint32_t anc_stamp = 0, r_stamp = 0;
+  std::vector<ClassIdx> anc, stack;
+  std::vector<int> cols;
+  int added = 0;
+  int64_t steps = 0;
+  for (ClassIdx t : used) {
+    if (added >= kMaxCuts || steps > kMaxSteps) break;
+    if (xc[t] > 1.0 - kEps || parents[t].empty()) continue;
+    // The classes that reach t over columns in use, nearest first (breadth-first).
+    ++anc_stamp;
+    anc.clear();
+    anc_mark[t] = anc_stamp;
+    for (size_t h = 0, cur = 0;; ++h) {
+      const ClassIdx c = h == 0 ? t : anc[cur++];
+      for (ClassIdx p : parents[c]) {
+        ++steps;
+        if (anc_mark[p] == anc_stamp) continue;
+        anc_mark[p] = anc_stamp;
+        anc.push_back(p);
+      }
+      if (cur >= anc.size()) break;
+    }
+    int here = 0;
+    for (ClassIdx r0 : anc) {
+      if (here >= kPerTarget || added >= kMaxCuts || steps > kMaxSteps) break;
+      if (xc[r0] <= xc[t] + kViolation) continue;
+      // R: the classes on the paths (over columns in use) from r0 to t.
+      ++r_stamp;
+      stack.assign(1, r0);
+      in_r[r0] = r_stamp;
+      std::vector<ClassIdx> r{r0};
+      while (!stack.empty()) {
+        const ClassIdx c = stack.back();
+        stack.pop_back();
+        for (int i : class_cols_[c]) {
+          if (x[i] <= kEps) continue;
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (k == t || anc_mark[k] != anc_stamp || in_r[k] == r_stamp) continue;
+            in_r[k] = r_stamp;
+            r.push_back(k);
+            stack.push_back(k);
+          }
+        }
+      }
+      // The exits and the violation x(r0) - x(t) - sum of the exits' x.
+      double exits = 0.0;
+      cols.clear();
+      for (ClassIdx c : r)
+        for (int i : class_cols_[c]) {
+          bool exit = true;
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (k == t || in_r[k] == r_stamp) {
+              exit = false;
+              break;
+            }
+          }
+          if (c == r0) {
+            if (!exit) cols.push_back(i);  // +1 (an exit of r0 would be +1 - 1)
+          } else if (exit) {
+            exits += x[i];
+            cols.push_back(-1 - i);  // -1
+          }
+        }
+      double lhs = 0.0;
+      for (int i : cols)
+        if (i >= 0) lhs += x[i];
+      if (lhs - xc[t] - exits <= kViolation) continue;
+      for (int i : class_cols_[t]) cols.push_back(-1 - i);
+      std::sort(cols.begin(), cols.end());
+      if (!seen_paths_.insert(cols).second) continue;
+      for (int i : cols) {
+        rind.push_back(i >= 0 ? i : -1 - i);
+        rval.push_back(i >= 0 ? 1.0 : -1.0);
+      }
+      rstart.push_back(static_cast<int>(rind.size()));
+      rlb.push_back(-COIN_DBL_MAX);
+      rub.push_back(0.0);
+      ++added;
+      ++here;
+    }
+  }
+  return added;
+}
+
+int IlpModel::drop_slack_cuts(int64_t& work_left, Clock::time_point deadline) {
+  if (base_rows_ < 0 || !lp_solved()) return 0;
+  flush_cuts();
+  const double* act = solver_.getRowActivity();
+  const double* lo = solver_.getRowLower();
+  const double* up = solver_.getRowUpper();
+  std::vector<int> drop;
+  std::vector<char> path(static_cast<size_t>(solver_.getNumRows()), 0);
+  for (int r : path_row_ids_) path[static_cast<size_t>(r)] = 1;
+  for (int r = base_rows_; r < solver_.getNumRows(); ++r) {
+    const double tol = 1e-7 * std::max(1.0, std::abs(act[r]));
+    if (path[static_cast<size_t>(r)] || (act[r] > lo[r] + tol && act[r] < up[r] - tol)) drop.push_back(r);
+  }
+  path_row_ids_.clear();
+  if (drop.empty()) return 0;
+  solver_.deleteRows(static_cast<int>(drop.size()), drop.data());
+  // Without the path cuts the basis may no longer be optimal: resolve() (none of its
+  // iterations where only slack rows went).
+  const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+  const double per_iteration = iteration_work(solver_.getNumRows());
+  const double iterations = std::floor(static_cast<double>(work_left) / per_iteration);
+  if (left > 0.0 && iterations >= 1.0) {
+    int max_iterations = 0;
+    solver_.getIntParam(OsiMaxNumIteration, max_iterations);
+    solver_.getModelPtr()->setMaximumWallSeconds(left);
+    solver_.setIntParam(OsiMaxNumIteration,
+                        static_cast<int>(std::min(iterations, static_cast<double>(std::numeric_limits<int>::max()))));
+    solver_.resolve();
+    work_left -= static_cast<int64_t>(std::ceil(per_iteration * solver_.getIterationCount()));
+    solver_.getModelPtr()->setMaximumWallSeconds(-1.0);
+    solver_.setIntParam(OsiMaxNumIteration, max_iterations);
+  }
+  return static_cast<int>(drop.size());
 }
 
 bool IlpModel::add_cycle_cut(const std::vector<ClassIdx>& cycle) {

@@ -10,7 +10,10 @@
 //   * requirement rows: sum x(C) <= sum x(D) for the classes D immediately required by C;
 //   * landmark rows "sum of x over a landmark >= 1" (lm_cut.h's LM-cut landmarks);
 //   * separated in rounds (only rows the LP optimum violates): node-level requirement rows,
-//     and odd-cover cuts over triples of mandatory classes that share their providers;
+//     odd-cover cuts over triples of mandatory classes that share their providers (as direct
+//     child classes, or as the leaves of what their columns in use reach: deep odd covers),
+//     and in the first rounds path cuts (a class used => a class all its paths lead to, or an
+//     exit of them); before CBC the slack separated rows and the path cuts are dropped;
 //   * cycle cuts (added lazily) or the paper's topological-order constraints.
 #pragma once
 
@@ -50,6 +53,8 @@ class IlpModel {
   int separated_rows() const { return separated_rows_; }
   /// Odd-cover cuts among the separated rows (separate_odd_covers()).
   int odd_cover_rows() const { return odd_cover_rows_; }
+  /// Path cuts among the separated rows (separate_path_cuts()).
+  int path_cut_rows() const { return path_cut_rows_; }
   int landmark_rows() const { return landmark_rows_; }
   /// The column of node n, or -1 (not a candidate).
   int col_of(NodeIdx n) const { return col_of_node_[n]; }
@@ -70,6 +75,12 @@ class IlpModel {
   /// then starts from its basis; otherwise CBC would solve it again from scratch, unbounded
   /// by the work budget.
   bool lp_solved() const { return solver_.isProvenOptimal(); }
+
+  /// Before CBC: deletes the rows separate()'s rounds added that the LP optimum leaves slack
+  /// (each costs CBC work at every event; the landmark rows stay) and the path cuts (CBC's
+  /// search is slower with them, IlpOptions::path_cuts), and re-solves within `work_left`.
+  /// Returns how many rows were dropped.
+  int drop_slack_cuts(int64_t& work_left, Clock::time_point deadline);
 
   /// Queues "not every class of this cycle keeps its cycle edge"; false if already present.
   /// The queued rows reach the LP in one addRows() (flush_cuts(), also in lp()).
@@ -97,6 +108,11 @@ class IlpModel {
                             std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
   int separate_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                           std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+  int separate_deep_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                               std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+  void ensure_col_kids();
+  int separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                         std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
 
   // A child class the model gives no variable: free, or outside the block.
   bool given(ClassIdx k) const { return red_.class_free[k] || !in_part(k); }
@@ -112,6 +128,9 @@ class IlpModel {
   double order_eps_ = 1.0;
   std::set<std::vector<ClassIdx>> seen_cycles_;
   std::set<std::array<ClassIdx, 3>> seen_odd_;  // triples already cut
+  std::set<std::array<ClassIdx, 3>> seen_deep_;  // triples already cut by a deep odd cover
+  std::set<std::vector<int>> seen_paths_;        // path cuts already added (their columns)
+  std::vector<std::vector<ClassIdx>> col_kids_;  // per column: its child classes with columns
   struct PendingRows {  // rows in addRows() form
     std::vector<int> start{0}, ind;
     std::vector<double> val, lb, ub;
@@ -120,6 +139,9 @@ class IlpModel {
   int requirement_rows_ = 0;
   int separated_rows_ = 0;
   int odd_cover_rows_ = 0;
+  int path_cut_rows_ = 0;
+  int base_rows_ = -1;  // rows before the first separation round (separate())
+  std::vector<int> path_row_ids_;  // the path cuts' rows
   int landmark_rows_ = 0;
   Requirements own_req_;                 // when the caller passed none
   const Requirements* req_ = &own_req_;

@@ -355,6 +355,8 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
   IlpModel& model = *part.model;
   const auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
   Open why = Open::Budget;
+  if (const int dropped = model.drop_slack_cuts(work_left, hard_end); dropped > 0)
+    spdlog::trace("ilp: {} slack separated rows dropped before CBC ({} rows left)", dropped, model.rows());
   for (int round = 0; round < opts.max_rounds && !part.closed(opts, g, p.incumbent); ++round) {
     // CBC overshoots its limit a little (it finishes the node it is in): keep a margin.
     const double left = 0.9 * left_s() - 0.01;

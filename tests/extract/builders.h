@@ -240,4 +240,55 @@ inline ExtractGraph merged_triangle(bool input = false) {
   return g;
 }
 
+// Two paths to one conv: the mandatory class A is either relu(P) or tanh(Q) (cost 1 each) or
+// a leaf (20); P is u(T) (1) or a leaf (100), Q is v(T) (1) or a leaf (100); T is the conv
+// (10). The optimum is 12 (A, P, T by the first path); the LP relaxation takes both paths at
+// 1/2 and pays T at 1/2, 7, since T is required by neither P nor Q. The path cut
+// x(A) <= x(T) + exits (the leaves of A, P, Q) closes it (formulation.h).
+inline ExtractGraph two_paths_to_one_conv() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), a = g.add_class("A"), p = g.add_class("P"), q = g.add_class("Q"),
+                 t = g.add_class("T");
+  g.add_node(out, "Noop", {a}, 0.0);
+  g.add_node(a, "relu", {p}, 1.0);
+  g.add_node(a, "tanh", {q}, 1.0);
+  g.add_node(a, "leaf_a", {}, 20.0);
+  g.add_node(p, "u", {t}, 1.0);
+  g.add_node(p, "leaf_p", {}, 100.0);
+  g.add_node(q, "v", {t}, 1.0);
+  g.add_node(q, "leaf_q", {}, 100.0);
+  g.add_node(t, "conv", {}, 10.0);
+  g.roots = {out};
+  return g;
+}
+
+// The merged triangle two levels down: three mandatory classes A, B, C, each a conv alone
+// (cost 3) or relu(V) (0.1), where V (not mandatory) is one half of a pairwise-merged conv
+// (AB, AC, BC: 4 each), split (0.1). The optimum is one merge and one alone, 7.3; the LP
+// takes every merge at 1/2 (6.45). The odd cover over direct child classes sees no shared
+// provider (each relu reads its own V); the deep odd cover over the merged convs, the region's
+// leaves, does (formulation.h).
+inline ExtractGraph deep_merged_triangle() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out");
+  const ClassIdx items[3] = {g.add_class("A"), g.add_class("B"), g.add_class("C")};
+  g.add_node(out, "Noop", {items[0], items[1], items[2]}, 0.0);
+  ClassIdx v[3];
+  for (int i = 0; i < 3; ++i) {
+    v[i] = g.add_class("V" + std::to_string(i));
+    g.add_node(items[i], "conv", {}, 3.0);
+    g.add_node(items[i], "relu", {v[i]}, 0.1);
+  }
+  const std::pair<int, int> pairs[] = {{0, 1}, {0, 2}, {1, 2}};
+  for (const auto& [i, j] : pairs) {
+    const ClassIdx m = g.add_class(), s = g.add_class();
+    g.add_node(m, "conv_merged", {}, 4.0);
+    g.add_node(s, "split", {m}, 0.1);
+    g.add_node(v[i], "split_0", {s}, 0.0);
+    g.add_node(v[j], "split_1", {s}, 0.0);
+  }
+  g.roots = {out};
+  return g;
+}
+
 }  // namespace tensat::extract::testing
