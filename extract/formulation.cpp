@@ -518,9 +518,12 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   if (!req.computed || num_x() == 0) return 0;
   constexpr double kEps = 1e-6;
   constexpr int kMaxCuts = 500;
-  constexpr size_t kMaxRegion = 2000;        // classes in one region
-  constexpr int64_t kMaxTriangles = 200000;  // examined per round
-  constexpr int64_t kMaxSteps = 4'000'000;   // column-child visits per round
+  // Bounds on the work per round (on the whole 13k-node NasRNN problem, without them, the
+  // regions of thousands of mandatory classes and the pairs of their shared leaves took 1.7 s):
+  constexpr size_t kMaxRegion = 256;         // classes in one region (Inception-v3's: ~20)
+  constexpr size_t kMaxUsers = 16;           // items sharing a leaf (a merged conv has two or three)
+  constexpr int64_t kMaxTriangles = 200000;  // examined
+  constexpr int64_t kMaxSteps = 1'000'000;   // column-child visits
   ensure_col_kids();
   const size_t C = g_.classes.size();
   auto leaf = [&](ClassIdx c) {
@@ -571,11 +574,13 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
       }
       for (int i : class_cols_[r]) {
         bool exit = true;
-        for (ClassIdx k : col_kids_[static_cast<size_t>(i)])
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+          ++steps;
           if (mark[k] == stamp) {
             exit = false;
             break;
           }
+        }
         if (exit) item.exits.push_back(i);
       }
     }
@@ -588,7 +593,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   }
   std::vector<std::vector<uint32_t>> adj(items.size());
   for (const auto& [t, u] : users)
-    for (size_t a = 0; a < u.size(); ++a)
+    for (size_t a = 0; a < u.size() && u.size() <= kMaxUsers; ++a)
       for (size_t b = a + 1; b < u.size(); ++b) {
         adj[u[a]].push_back(u[b]);
         adj[u[b]].push_back(u[a]);

@@ -5,10 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <future>
 #include <system_error>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -309,6 +311,7 @@ struct LpRun {
   int64_t work = 0;    // work units used
   int64_t margin = 0;  // the work of one iteration at the model's final size, and 1
   bool ran = false;
+  bool exact = false;  // run within the work the parts before it left (all of them finished)
 };
 
 LpRun run_lp(IlpModel& model, int64_t limit, const IlpOptions& opts, Clock::time_point hard_end) {
@@ -586,12 +589,48 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     std::vector<LpRun> runs(num_parts);
     const int64_t lp_limit = work_left;
     {
+      // A part whose predecessors (in `order`) have all finished gets the work they left as
+      // its limit, exactly as one after the other, so its LP is never solved twice; the last
+      // part (the largest, often most of the work) waits for them (NasRNN at k_multi 2: its
+      // 9114-column LP ran past the limit and was solved again, 0.19 s).
       std::atomic<size_t> next{0};
+      std::mutex mu;
+      std::condition_variable cv;
+      std::vector<char> done(order.size(), 0);  // per position in `order`
+      bool failed = false;
       auto worker = [&] {
         for (size_t k; (k = next.fetch_add(1)) < order.size();) {
           const size_t i = order[k];
-          models[i] = make_model(i);
-          if (opts.parallel_lps) runs[i] = run_lp(*models[i], lp_limit, opts, hard_end);
+          try {
+            models[i] = make_model(i);
+            if (!opts.parallel_lps) continue;
+            int64_t limit = lp_limit;
+            bool exact = false;
+            {
+              std::unique_lock lock(mu);
+              auto before_done = [&] { return std::all_of(done.begin(), done.begin() + k, [](char d) { return d; }); };
+              if (k + 1 == order.size()) cv.wait(lock, [&] { return failed || before_done(); });
+              if (!failed && before_done()) {
+                exact = true;
+                for (size_t j = 0; j < k; ++j) limit -= runs[order[j]].work;
+              }
+            }
+            LpRun r = run_lp(*models[i], limit, opts, hard_end);
+            r.exact = exact;
+            {
+              std::lock_guard lock(mu);
+              runs[i] = r;
+              done[k] = 1;
+            }
+            cv.notify_all();
+          } catch (...) {
+            {
+              std::lock_guard lock(mu);
+              failed = true;
+            }
+            cv.notify_all();
+            throw;
+          }
         }
       };
       const size_t threads =
@@ -643,7 +682,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
       const size_t i = order[k];
-      if (runs[i].ran && (k == 0 || runs[i].work + runs[i].margin <= work_left)) {
+      if (runs[i].ran && (runs[i].exact || k == 0 || runs[i].work + runs[i].margin <= work_left)) {
         work_left -= runs[i].work;
         take_lp(g, opts, parts[i], p, runs[i], t0);
         continue;
