@@ -166,6 +166,9 @@ void IlpModel::build() {
   ClpSolve lp_options;
   lp_options.setSolveType(ClpSolve::usePrimal);
   lp_options.setSpecialOption(1, 1);  // "startup in primal: use crash"
+  // No SIGINT handler of CLP's: initialSolve() installs one process-wide (and a static model
+  // pointer), which the parallel LPs (ilp.cpp, phase 5a) would race on.
+  lp_options.setSpecialOption(2, 1);
   lp_options.setPresolveType(ClpSolve::presolveOn);
   solver_.setSolveOptions(lp_options);
   solver_.setIntParam(OsiNameDiscipline, 1);
@@ -422,6 +425,7 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
   if (added > 0) {
     ClpSolve dual;
     dual.setSolveType(ClpSolve::useDual);
+    dual.setSpecialOption(2, 1);  // no process-wide SIGINT handler (see the constructor)
     dual.setPresolveType(ClpSolve::presolveOn);
     solver_.setSolveOptions(dual);
   }
@@ -464,7 +468,9 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     const int odd_rows = opts_.odd_cover_cuts ? separate_odd_covers(x, rstart, rind, rval, rlb, rub) +
                                                     separate_deep_odd_covers(x, rstart, rind, rval, rlb, rub)
                                               : 0;
-    const int path_rows = opts_.path_cuts && round < opts_.path_cut_rounds ? separate_path_cuts(x, rstart, rind, rval, rlb, rub) : 0;
+    const int path_rows = opts_.path_cuts && round < opts_.path_cut_rounds
+                              ? separate_path_cuts(x, rstart, rind, rval, rlb, rub)
+                              : 0;
     const int added = req_rows + odd_rows + path_rows;
     odd_cover_rows_ += odd_rows;
     path_cut_rows_ += path_rows;

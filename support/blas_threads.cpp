@@ -2,7 +2,7 @@
 
 // OpenBLAS's own shutdown (the one its fork handler runs): exported by libopenblas, declared
 // nowhere public. Weak, so that a process without OpenBLAS links and runs, and gets nullptr.
-extern "C" void blas_thread_shutdown_() __attribute__((weak));
+extern "C" int blas_thread_shutdown_() __attribute__((weak));
 
 namespace tensat {
 
