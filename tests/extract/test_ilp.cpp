@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -9,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "extract/formulation.h"
 #include "extract/greedy.h"
 #include "extract/ilp.h"
 #include "extract/reduce.h"
@@ -371,6 +374,47 @@ TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
       EXPECT_NEAR(r.dag_cost, 7.3, 1e-9) << what;
       EXPECT_EQ(r.proof, cuts ? "lp" : "cbc") << what;
     }
+}
+
+// Every row the LP rounds add (requirement rows, odd covers, deep odd covers, path cuts) is
+// valid for every acyclic extraction: after all rounds the LP bound never exceeds the brute-
+// force optimum (a cut that is too strong would not show in extract_ilp's result, which caps
+// the bound at the cost). Where the cuts close the gap it is the optimum exactly.
+TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
+  struct Case {
+    std::string name;
+    ExtractGraph g;
+    double exact;  // the LP bound the cuts reach, or NaN
+  };
+  std::vector<Case> cases;
+  cases.push_back({"two paths", testing::two_paths_to_one_conv(), 12.0});
+  cases.push_back({"deep triangle", testing::deep_merged_triangle(), 7.3});
+  cases.push_back({"triangle", testing::merged_triangle(true), 2.3});
+  for (uint32_t seed = 0; seed < 40; ++seed)
+    cases.push_back({"random " + std::to_string(seed), testing::random_egraph(seed, 9, seed % 2 == 0), std::nan("")});
+  for (uint32_t seed = 0; seed < 20; ++seed)
+    cases.push_back({"merge " + std::to_string(seed), testing::merge_egraph(seed, 3 + seed % 2), std::nan("")});
+  for (uint32_t seed = 0; seed < 8; ++seed)
+    cases.push_back({"chain " + std::to_string(seed), testing::module_chain(seed, 2, 3), std::nan("")});
+  int checked = 0;
+  for (const Case& c : cases) {
+    const double best = testing::brute_force_optimum(c.g);
+    if (!std::isfinite(best)) continue;
+    IlpOptions opts;
+    opts.landmarks = false;
+    const Reduction red = reduce(c.g);
+    IlpModel model(c.g, red, opts);
+    int64_t work = 1'000'000;
+    const double lp = model.separate(work, IlpModel::Clock::now() + std::chrono::seconds(10), 20);
+    ASSERT_TRUE(model.lp_solved()) << c.name;
+    EXPECT_LE(lp, best + 1e-9) << c.name;
+    if (!std::isnan(c.exact)) {
+      EXPECT_NEAR(best, c.exact, 1e-12) << c.name;
+      EXPECT_NEAR(lp, c.exact, 1e-9) << c.name;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
 }
 
 // Split into blocks (extract/blocks.h), the ILP finds the same optimum as brute force and as
