@@ -563,20 +563,32 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       m->set_landmarks(landmarks);
       return m;
     };
+    // Per class its part (-1: none: a one-class block, or free).
+    std::vector<int> part_of(g.classes.size(), split ? -1 : 0);
+    for (size_t i = 0; split && i < num_parts; ++i)
+      for (ClassIdx c = 0; c < g.classes.size(); ++c)
+        if (masks[i][c]) part_of[c] = static_cast<int>(i);
     // A part's columns (IlpModel::build's): the alive nodes of its alive, non-free classes.
     std::vector<size_t> part_cols(num_parts, 0);
     for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
       const ClassIdx c = g.nodes[n].eclass;
-      if (!ilp_red.node_alive[n] || ilp_red.class_free[c]) continue;
-      if (!split) {
-        ++part_cols[0];
-        continue;
+      if (ilp_red.node_alive[n] && !ilp_red.class_free[c] && part_of[c] >= 0) ++part_cols[part_of[c]];
+    }
+    // A block's landmark floor: the costs of the LM-cut landmarks whose nodes all lie in it.
+    // Every extraction uses a node of each, and a node's landmark costs add up to at most its
+    // cost, so the block's part of every extraction (of the restricted problem) costs at
+    // least that. A block whose incumbent part meets it is closed without its LP (NasRNN,
+    // table v2: four of its five blocks).
+    std::vector<double> part_floor(num_parts, 0.0);
+    if (split && bounding) {
+      const std::vector<double>& lm_costs = bounding->lm.landmark_costs();
+      for (size_t l = 0; l < landmarks.size() && l < lm_costs.size(); ++l) {
+        if (landmarks[l].empty()) continue;
+        const int part = part_of[g.nodes[landmarks[l][0]].eclass];
+        bool inside = part >= 0;
+        for (NodeIdx n : landmarks[l]) inside = inside && part_of[g.nodes[n].eclass] == part;
+        if (inside) part_floor[static_cast<size_t>(part)] += lm_costs[l];
       }
-      for (size_t i = 0; i < num_parts; ++i)
-        if (masks[i][c]) {
-          ++part_cols[i];
-          break;
-        }
     }
     // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
     std::vector<size_t> order(num_parts);
@@ -588,6 +600,9 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // the work left, and phase 5b below decides in order what it means.
     std::vector<std::unique_ptr<IlpModel>> models(num_parts);
     std::vector<LpRun> runs(num_parts);
+    // Closed by its landmark floor against the incumbent as it stands here (before the guided
+    // start, which only makes it cheaper): no LP, in parallel or one after the other.
+    std::vector<char> floor_closed(num_parts, 0);
     const int64_t lp_limit = work_left;
     {
       // A part whose predecessors (in `order`) have all finished gets the work they left as
@@ -604,7 +619,20 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           const size_t i = order[k];
           try {
             models[i] = make_model(i);
+            if (split) {
+              const double cost = part_cost(g, *models[i], p.incumbent);
+              floor_closed[i] = part_floor[i] >= cost * (1.0 - opts.optimality_tolerance) ||
+                                part_floor[i] >= cost - 1e-12 * std::abs(cost);
+            }
             if (!opts.parallel_lps) continue;
+            if (floor_closed[i]) {
+              {
+                std::lock_guard lock(mu);
+                done[k] = 1;
+              }
+              cv.notify_all();
+              continue;
+            }
             int64_t limit = lp_limit;
             bool exact = false;
             {
@@ -651,17 +679,23 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       largest = std::max(largest, models[i]->num_x());
     }
     res.blocks = split ? blocks.count() : 0;
-    spdlog::debug("ilp: [{:.3f} s] model built and LPs solved: {} columns{}", seconds_since(t0), cols,
-                  split ? fmt::format(" in {} blocks ({} of one class; {} ILPs, the largest {} columns)",
-                                      blocks.count(), singles.size(), num_parts, largest)
+    spdlog::debug("ilp: [{:.3f} s] models built and LPs solved: {} columns{}", seconds_since(t0), cols,
+                  split ? fmt::format(" in {} blocks ({} of one class; {} ILPs, the largest {} columns; {} "
+                                      "closed by their landmarks)",
+                                      blocks.count(), singles.size(), num_parts, largest,
+                                      std::count(floor_closed.begin(), floor_closed.end(), 1))
                         : std::string());
+    if (spdlog::should_log(spdlog::level::trace))
+      for (size_t i = 0; i < num_parts; ++i)
+        spdlog::trace("ilp: part {}: {} columns, landmark floor {}, incumbent {}", i, part_cols[i], part_floor[i],
+                      part_cost(g, *models[i], p.incumbent));
 
     std::vector<Part> parts(num_parts);
     for (size_t i = 0; i < num_parts; ++i) {
       parts[i].model = models[i].get();
       parts[i].whole = !split;
-      // The LM-cut bound is of the whole problem; a block's costs are >= 0.
-      parts[i].floor = split ? 0.0 : p.bound;
+      // The LM-cut bound is of the whole problem; a block's, the landmarks inside it.
+      parts[i].floor = split ? part_floor[i] : p.bound;
     }
     if (guided.valid()) {
       Choice c = guided.get();
@@ -686,6 +720,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
       const size_t i = order[k];
+      if (floor_closed[i]) continue;
       if (runs[i].ran && (runs[i].exact || k == 0 || runs[i].work + runs[i].margin <= work_left)) {
         work_left -= runs[i].work;
         take_lp(g, opts, parts[i], p, runs[i], t0);
@@ -696,6 +731,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                       seconds_since(t0), k, work_left);
       for (; k < order.size() && !p.closed(); ++k) {
         const size_t j = order[k];
+        if (floor_closed[j]) continue;
         if (runs[j].ran) {
           models[j] = make_model(j);
           parts[j].model = models[j].get();

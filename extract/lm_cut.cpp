@@ -307,7 +307,10 @@ double LmCut::run(size_t max_iterations, std::vector<std::vector<uint32_t>>* lan
       touch(t.eff(a));
       lower(t.eff(a), res_[a] + hm_[a]);
     }
-    if (landmarks) landmarks->push_back(cut_);
+    if (landmarks) {
+      landmarks->push_back(cut_);
+      landmark_costs_.push_back(m);
+    }
     update_hmax();
   }
   return bound_;

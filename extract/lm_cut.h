@@ -112,6 +112,10 @@ class LmCut {
   size_t iterations() const { return iterations_; }
   /// Per action: its cost minus its share of the landmarks' costs.
   const std::vector<double>& residual() const { return res_; }
+  /// The cost m of each landmark appended to run()'s `landmarks`, in the same order (every
+  /// action of a landmark pays m of its cost for it: the costs of the landmarks an action is
+  /// in add up to at most its cost).
+  const std::vector<double>& landmark_costs() const { return landmark_costs_; }
   /// Per fact: h_max under the residual costs (after run()).
   const std::vector<double>& h() const { return h_; }
   /// Per action: the precondition with the largest h (the justification graph's edge
@@ -138,6 +142,7 @@ class LmCut {
   size_t iterations_ = 0;
   uint32_t init_ = 0;  // the justification graph's source: facts()
   std::vector<double> res_, h_, hm_;
+  std::vector<double> landmark_costs_;
   std::vector<uint32_t> pcf_, zone_, seen_, cnt_, leaves_, zone_list_, front_, cut_;
   std::vector<char> v0_;                                          // in_v0's answers (seen_ says which hold)
   std::vector<std::pair<uint32_t, const uint32_t*>> stack_;        // in_v0's search
