@@ -55,4 +55,18 @@ Blocks find_blocks(const ExtractGraph& g, const Reduction& red, const Requiremen
   return b;
 }
 
+std::vector<double> landmark_floors(const ExtractGraph& g, const std::vector<int>& part_of, size_t parts,
+                                    const std::vector<std::vector<NodeIdx>>& landmarks,
+                                    const std::vector<double>& costs) {
+  std::vector<double> floor(parts, 0.0);
+  for (size_t l = 0; l < landmarks.size() && l < costs.size(); ++l) {
+    if (landmarks[l].empty()) continue;
+    const int part = part_of[g.nodes[landmarks[l][0]].eclass];
+    bool inside = part >= 0;
+    for (NodeIdx n : landmarks[l]) inside = inside && part_of[g.nodes[n].eclass] == part;
+    if (inside) floor[static_cast<size_t>(part)] += costs[l];
+  }
+  return floor;
+}
+
 }  // namespace tensat::extract

@@ -30,4 +30,13 @@ struct Blocks {
 /// blocks and the problem does not split.
 Blocks find_blocks(const ExtractGraph& g, const Reduction& red, const Requirements& req);
 
+/// Per part (a block, or a union of blocks, numbered by `part_of`: per class its part or -1)
+/// its landmark floor: the sum of the costs of the landmarks (LM-cut's, as nodes, with their
+/// costs m; lm_cut.h) whose nodes all lie in it. Every extraction uses a node of each landmark
+/// and a node's landmark costs add up to at most its cost, so every extraction's part costs at
+/// least its floor (extract/README.md, "Blocks").
+std::vector<double> landmark_floors(const ExtractGraph& g, const std::vector<int>& part_of, size_t parts,
+                                    const std::vector<std::vector<NodeIdx>>& landmarks,
+                                    const std::vector<double>& costs);
+
 }  // namespace tensat::extract

@@ -574,22 +574,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       const ClassIdx c = g.nodes[n].eclass;
       if (ilp_red.node_alive[n] && !ilp_red.class_free[c] && part_of[c] >= 0) ++part_cols[part_of[c]];
     }
-    // A block's landmark floor: the costs of the LM-cut landmarks whose nodes all lie in it.
-    // Every extraction uses a node of each, and a node's landmark costs add up to at most its
-    // cost, so the block's part of every extraction (of the restricted problem) costs at
-    // least that. A block whose incumbent part meets it is closed without its LP (NasRNN,
-    // table v2: four of its five blocks).
+    // A block's landmark floor (blocks.h; of the restricted problem, like every bound here):
+    // a block whose incumbent part meets it is closed without its LP (DenseNet: 42 of 48).
     std::vector<double> part_floor(num_parts, 0.0);
-    if (split && bounding) {
-      const std::vector<double>& lm_costs = bounding->lm.landmark_costs();
-      for (size_t l = 0; l < landmarks.size() && l < lm_costs.size(); ++l) {
-        if (landmarks[l].empty()) continue;
-        const int part = part_of[g.nodes[landmarks[l][0]].eclass];
-        bool inside = part >= 0;
-        for (NodeIdx n : landmarks[l]) inside = inside && part_of[g.nodes[n].eclass] == part;
-        if (inside) part_floor[static_cast<size_t>(part)] += lm_costs[l];
-      }
-    }
+    if (split && bounding)
+      part_floor = landmark_floors(g, part_of, num_parts, landmarks, bounding->lm.landmark_costs());
     // Smallest first: a budget spent on a large LP then leaves the small parts bounded.
     std::vector<size_t> order(num_parts);
     std::iota(order.begin(), order.end(), size_t{0});

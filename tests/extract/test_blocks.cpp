@@ -1,9 +1,14 @@
 // Tests of the split of the extraction ILP at its mandatory classes (extract/blocks.h).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <filesystem>
 #include <set>
 
 #include "extract/blocks.h"
+#include "extract/lm_cut.h"
+#include "extract/serialize_json.h"
+#include "extract/ilp.h"
 #include "extract/reduce.h"
 #include "tests/extract/builders.h"
 
@@ -101,6 +106,45 @@ TEST(Blocks, NoRequirementsNoSplit) {
   const Reduction red = reduce(g);
   Requirements req;  // computed = false
   EXPECT_EQ(find_blocks(g, red, req).count(), 0u);
+}
+
+// A block's landmark floor never exceeds that block's part of the optimum (blocks are
+// independent, so an optimal extraction's part of each block is that block's optimum). NasRNN
+// (pipeline, table v2; proven optimal by the ILP): landmarks there reach across blocks, and
+// counting one for the block of its first node (a floor too high) fails here.
+TEST(Blocks, LandmarkFloorsNeverExceedABlocksOptimum) {
+  const ExtractGraph g = read_egraph_json((std::filesystem::path(TENSAT_TEST_DATA_DIR) / "eg_nasrnn_v2.json").string());
+  const ExtractResult opt = extract_ilp(g, IlpOptions{});
+  ASSERT_EQ(opt.status, "optimal");
+  Reduction red;
+  Requirements req;
+  const Blocks b = blocks_of(g, red, req);
+  ASSERT_GT(b.count(), 1u);
+  const RelaxedTask task(g, red);
+  LmCut lm(task);
+  std::vector<std::vector<uint32_t>> cuts;
+  lm.run(SIZE_MAX, &cuts);
+  std::vector<std::vector<NodeIdx>> landmarks;
+  for (const auto& cut : cuts) {
+    std::vector<NodeIdx> l;
+    for (uint32_t a : cut)
+      if (a != task.goal_action() && lm.enabled(a)) l.push_back(task.node_of(a));
+    landmarks.push_back(std::move(l));
+  }
+  const std::vector<double> floor = landmark_floors(g, b.of_class, b.count(), landmarks, lm.landmark_costs());
+  std::vector<double> part(b.count(), 0.0);
+  for (ClassIdx k = 0; k < opt.choice.size(); ++k)
+    if (opt.choice[k] >= 0 && b.of_class[k] >= 0)
+      part[static_cast<size_t>(b.of_class[k])] += g.nodes[static_cast<size_t>(opt.choice[k])].cost;
+  double sum = 0.0;
+  int below = 0;
+  for (size_t i = 0; i < b.count(); ++i) {
+    EXPECT_LE(floor[i], part[i] * (1.0 + 1e-9) + 1e-12) << "block " << i;
+    sum += floor[i];
+    if (floor[i] < part[i] * (1.0 - 1e-6)) ++below;
+  }
+  EXPECT_LE(sum, lm.bound() + 1e-9);
+  EXPECT_GT(below, 0);  // (the landmarks that reach across blocks count for none)
 }
 
 }  // namespace
