@@ -107,8 +107,8 @@ struct Progress {
 // A second start, guided by the bound (phase 3b): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
 // every landmark), so one with little residual cost is near the bound; when its real cost
-// meets the bound, it is optimal and CBC does not run (NasRNN, table v1: 0.146 -> 0.029 s;
-// the blocks' LPs, solved beside it since the parallel LPs, are then discarded).
+// meets the bound, it is optimal and neither the LPs (those not started yet beside it) nor CBC
+// run (NasRNN, table v1: 0.146 -> 0.029 s).
 // Greedy DAG on the residual costs, then the local search on the real costs, both without
 // the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
 // better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller
@@ -485,9 +485,21 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // the landmarks' residual costs, fixed once elimination is done. It is joined before the
   // LPs' results are taken (phase 5b), at the same point whether it ran on a second thread or
   // not, so the result is the same.
+  // Set by the guided start when it alone meets the bound: phase 5b then takes no LP (p is
+  // closed after the merge), so phase 5a starts no more of them. (Declared before the future,
+  // whose destructor waits for the task that writes it.)
+  std::atomic<bool> guided_closes{false};
   std::future<Choice> guided;
   if (bounding && !p.closed())
-    guided = launch_beside(concurrent, [&g, &red, &b = *bounding] { return guided_start(g, red, b.task, b.lm); });
+    guided = launch_beside(concurrent, [&g, &red, &opts, &b = *bounding, &guided_closes, bound = p.bound] {
+      Choice c = guided_start(g, red, b.task, b.lm);
+      if (!c.empty()) {
+        const double cost = dag_cost(g, opts.reduce ? map_to_reduced(g, red, c) : c);
+        if (bound >= cost * (1.0 - opts.optimality_tolerance) || bound >= cost - 1e-12 * std::abs(cost))
+          guided_closes = true;
+      }
+      return c;
+    });
 
   std::string status;
   std::optional<Open> why_open;  // what ended the search of the parts left open (the largest)
@@ -614,7 +626,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                                 part_floor[i] >= cost - 1e-12 * std::abs(cost);
             }
             if (!opts.parallel_lps) continue;
-            if (floor_closed[i]) {
+            if (floor_closed[i] || guided_closes) {
               {
                 std::lock_guard lock(mu);
                 done[k] = 1;
