@@ -769,8 +769,9 @@ int IlpModel::separate_path_cuts(const double* x, std::vector<int>& rstart, std:
 }
 
 int IlpModel::drop_slack_cuts(int64_t& work_left, Clock::time_point deadline) {
-  if (base_rows_ < 0 || !lp_solved()) return 0;
-  flush_cuts();
+  // Called once, before CBC's first round: every row from base_rows_ on is a separated one
+  // (cycle cuts come after CBC's rounds; with rows still queued the LP is not solved).
+  if (base_rows_ < 0 || !cuts_.lb.empty() || !lp_solved()) return 0;
   const double* act = solver_.getRowActivity();
   const double* lo = solver_.getRowLower();
   const double* up = solver_.getRowUpper();
