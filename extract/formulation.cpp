@@ -18,6 +18,56 @@
 
 namespace tensat::extract {
 
+namespace {
+
+// The items linked by a shared key (`users`: key -> the items that have it, in increasing
+// order; a key of more than `max_users` items links none), as sorted adjacency lists.
+std::vector<std::vector<uint32_t>> shared_key_graph(const std::map<ClassIdx, std::vector<uint32_t>>& users,
+                                                    size_t items, size_t max_users) {
+  std::vector<std::vector<uint32_t>> adj(items);
+  for (const auto& [k, u] : users)
+    for (size_t a = 0; a < u.size() && u.size() <= max_users; ++a)
+      for (size_t b = a + 1; b < u.size(); ++b) {
+        adj[u[a]].push_back(u[b]);
+        adj[u[b]].push_back(u[a]);
+      }
+  for (auto& a : adj) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  return adj;
+}
+
+// Calls f(a, b, c) for the triangles a < b < c of `adj` until f returns false or
+// `max_examined` candidates (a, b, c) were looked at.
+template <class F>
+void for_each_triangle(const std::vector<std::vector<uint32_t>>& adj, int64_t max_examined, F&& f) {
+  int64_t examined = 0;
+  for (uint32_t a = 0; a < adj.size(); ++a)
+    for (uint32_t b : adj[a]) {
+      if (b <= a) continue;
+      for (uint32_t c : adj[b]) {
+        if (++examined > max_examined) return;
+        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
+        if (!f(a, b, c)) return;
+      }
+    }
+}
+
+// Appends `row` (column -> coefficient) with bounds [lb, ub] in addRows() form.
+void append_row(const std::map<int, double>& row, double lb, double ub, std::vector<int>& rstart,
+                std::vector<int>& rind, std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  for (const auto& [i, v] : row) {
+    rind.push_back(i);
+    rval.push_back(v);
+  }
+  rstart.push_back(static_cast<int>(rind.size()));
+  rlb.push_back(lb);
+  rub.push_back(ub);
+}
+
+}  // namespace
+
 IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req,
                    const std::vector<char>* block)
     : g_(g), red_(red), opts_(opts), block_(block) {
@@ -326,78 +376,55 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
   }
-  std::vector<std::vector<uint32_t>> adj(frac.size());
-  for (const auto& [k, u] : users)
-    for (size_t a = 0; a < u.size(); ++a)
-      for (size_t b = a + 1; b < u.size(); ++b) {
-        adj[u[a]].push_back(u[b]);
-        adj[u[b]].push_back(u[a]);
-      }
-  for (auto& a : adj) {
-    std::sort(a.begin(), a.end());
-    a.erase(std::unique(a.begin(), a.end()), a.end());
-  }
+  const auto adj = shared_key_graph(users, frac.size(), SIZE_MAX);
   int added = 0;
   std::map<int64_t, int> count;        // provider -> rows holding it (col i: i; class k: -1 - k)
   std::map<ClassIdx, int> kid_count;   // child class -> classes of the triple using it
   std::vector<int64_t> prov;
   std::map<int, double> row;
-  int64_t examined = 0;
-  for (uint32_t a = 0; a < frac.size() && added < kMaxCuts && examined < kMaxTriangles; ++a)
-    for (uint32_t b : adj[a]) {
-      if (b <= a) continue;
-      for (uint32_t c : adj[b]) {
-        if (added >= kMaxCuts || ++examined > kMaxTriangles) break;
-        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
-        std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
-        if (seen_odd_.count(tri)) continue;
-        const std::array<uint32_t, 3> members{a, b, c};
-        kid_count.clear();
-        for (uint32_t t : members)
-          for (ClassIdx k : kids[t]) ++kid_count[k];
-        count.clear();
-        for (uint32_t t : members) {
-          prov.clear();
-          const auto& cols = class_cols_[frac[t]];
-          for (size_t j = 0; j < cols.size(); ++j) {
-            int64_t p = cols[j];
-            for (ClassIdx k : col_kids[t][j])
-              if (kid_count[k] >= 2) {
-                p = -1 - static_cast<int64_t>(k);
-                break;
-              }
-            prov.push_back(p);
+  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
+    std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
+    if (seen_odd_.count(tri)) return true;
+    const std::array<uint32_t, 3> members{a, b, c};
+    kid_count.clear();
+    for (uint32_t t : members)
+      for (ClassIdx k : kids[t]) ++kid_count[k];
+    count.clear();
+    for (uint32_t t : members) {
+      prov.clear();
+      const auto& cols = class_cols_[frac[t]];
+      for (size_t j = 0; j < cols.size(); ++j) {
+        int64_t p = cols[j];
+        for (ClassIdx k : col_kids[t][j])
+          if (kid_count[k] >= 2) {
+            p = -1 - static_cast<int64_t>(k);
+            break;
           }
-          std::sort(prov.begin(), prov.end());
-          prov.erase(std::unique(prov.begin(), prov.end()), prov.end());
-          for (int64_t p : prov) ++count[p];
-        }
-        double lhs = 0.0;
-        for (const auto& [p, n] : count) {
-          const double coef = (n + 1) / 2;
-          lhs += coef * (p >= 0 ? x[p] : class_value(static_cast<ClassIdx>(-1 - p)));
-        }
-        if (lhs > 2.0 - 1e-4) continue;
-        seen_odd_.insert(tri);
-        row.clear();
-        for (const auto& [p, n] : count) {
-          const double coef = (n + 1) / 2;
-          if (p >= 0) {
-            row[static_cast<int>(p)] += coef;
-          } else {
-            for (int i : class_cols_[static_cast<ClassIdx>(-1 - p)]) row[i] += coef;
-          }
-        }
-        for (const auto& [i, v] : row) {
-          rind.push_back(i);
-          rval.push_back(v);
-        }
-        rstart.push_back(static_cast<int>(rind.size()));
-        rlb.push_back(2.0);
-        rub.push_back(COIN_DBL_MAX);
-        ++added;
+        prov.push_back(p);
+      }
+      std::sort(prov.begin(), prov.end());
+      prov.erase(std::unique(prov.begin(), prov.end()), prov.end());
+      for (int64_t p : prov) ++count[p];
+    }
+    double lhs = 0.0;
+    for (const auto& [p, n] : count) {
+      const double coef = (n + 1) / 2;
+      lhs += coef * (p >= 0 ? x[p] : class_value(static_cast<ClassIdx>(-1 - p)));
+    }
+    if (lhs > 2.0 - 1e-4) return true;
+    seen_odd_.insert(tri);
+    row.clear();
+    for (const auto& [p, n] : count) {
+      const double coef = (n + 1) / 2;
+      if (p >= 0) {
+        row[static_cast<int>(p)] += coef;
+      } else {
+        for (int i : class_cols_[static_cast<ClassIdx>(-1 - p)]) row[i] += coef;
       }
     }
+    append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    return ++added < kMaxCuts;
+  });
   return added;
 }
 
@@ -597,54 +624,31 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     for (ClassIdx t : item.leaves) users[t].push_back(f);
     items.push_back(std::move(item));
   }
-  std::vector<std::vector<uint32_t>> adj(items.size());
-  for (const auto& [t, u] : users)
-    for (size_t a = 0; a < u.size() && u.size() <= kMaxUsers; ++a)
-      for (size_t b = a + 1; b < u.size(); ++b) {
-        adj[u[a]].push_back(u[b]);
-        adj[u[b]].push_back(u[a]);
-      }
-  for (auto& a : adj) {
-    std::sort(a.begin(), a.end());
-    a.erase(std::unique(a.begin(), a.end()), a.end());
-  }
+  const auto adj = shared_key_graph(users, items.size(), kMaxUsers);
   int added = 0;
-  int64_t examined = 0;
   std::map<int, int> col_count;       // exit column -> rows holding it
   std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
   std::map<int, double> row;
-  for (uint32_t a = 0; a < items.size() && added < kMaxCuts && examined < kMaxTriangles; ++a)
-    for (uint32_t b : adj[a]) {
-      if (b <= a) continue;
-      for (uint32_t c : adj[b]) {
-        if (added >= kMaxCuts || ++examined > kMaxTriangles) break;
-        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
-        const std::array<ClassIdx, 3> tri{items[a].cls, items[b].cls, items[c].cls};
-        if (seen_deep_.count(tri)) continue;
-        leaf_count.clear();
-        col_count.clear();
-        for (uint32_t m : {a, b, c}) {
-          for (ClassIdx t : items[m].leaves) ++leaf_count[t];
-          for (int e : items[m].exits) ++col_count[e];
-        }
-        row.clear();
-        for (const auto& [t, n] : leaf_count)
-          for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
-        for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
-        double lhs = 0.0;
-        for (const auto& [i, v] : row) lhs += v * x[i];
-        if (lhs > 2.0 - 1e-4) continue;
-        seen_deep_.insert(tri);
-        for (const auto& [i, v] : row) {
-          rind.push_back(i);
-          rval.push_back(v);
-        }
-        rstart.push_back(static_cast<int>(rind.size()));
-        rlb.push_back(2.0);
-        rub.push_back(COIN_DBL_MAX);
-        ++added;
-      }
+  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
+    const std::array<ClassIdx, 3> tri{items[a].cls, items[b].cls, items[c].cls};
+    if (seen_deep_.count(tri)) return true;
+    leaf_count.clear();
+    col_count.clear();
+    for (uint32_t m : {a, b, c}) {
+      for (ClassIdx t : items[m].leaves) ++leaf_count[t];
+      for (int e : items[m].exits) ++col_count[e];
     }
+    row.clear();
+    for (const auto& [t, n] : leaf_count)
+      for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
+    for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
+    double lhs = 0.0;
+    for (const auto& [i, v] : row) lhs += v * x[i];
+    if (lhs > 2.0 - 1e-4) return true;
+    seen_deep_.insert(tri);
+    append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    return ++added < kMaxCuts;
+  });
   return added;
 }
 

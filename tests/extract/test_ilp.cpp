@@ -336,44 +336,38 @@ TEST(Ilp, OddCoverCutClosesTheMergedTriangle) {
   }
 }
 
-// The path cut closes the LP where a class reaches one conv along two paths, each of which
-// has another way out (tests/extract/builders.h); without it CBC has to prove the optimum.
-TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
-  const ExtractGraph g = testing::two_paths_to_one_conv();
-  EXPECT_NEAR(testing::brute_force_optimum(g), 12.0, 1e-12);
+// With a cut family switched on by `set(opts, true)`, the ILP proves g's optimum `best` by
+// its LP (blocks or not); switched off, CBC has to.
+void expect_lp_proof_with(const ExtractGraph& g, double best, void (*set)(IlpOptions&, bool)) {
+  EXPECT_NEAR(testing::brute_force_optimum(g), best, 1e-12);
   for (bool blocks : {true, false})
     for (bool cuts : {true, false}) {
       IlpOptions opts;
-      opts.landmarks = false;  // (LM-cut's landmarks would also find this one)
+      opts.landmarks = false;  // (LM-cut's landmarks may find these too)
       opts.blocks = blocks;
-      opts.path_cuts = cuts;
+      set(opts, cuts);
       const ExtractResult r = extract_ilp(g, opts);
       const std::string what = "blocks " + std::to_string(blocks) + " cuts " + std::to_string(cuts);
       EXPECT_EQ(r.status, "optimal") << what;
-      EXPECT_NEAR(r.dag_cost, 12.0, 1e-9) << what;
+      EXPECT_NEAR(r.dag_cost, best, 1e-9) << what;
       EXPECT_EQ(r.proof, cuts ? "lp" : "cbc") << what;
     }
+}
+
+// The path cut closes the LP where a class reaches one conv along two paths, each of which
+// has another way out (tests/extract/builders.h); without it CBC has to prove the optimum.
+TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
+  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) { o.path_cuts = on; });
 }
 
 // The deep odd cover closes the merged triangle whose merges are two levels below the
 // mandatory classes (tests/extract/builders.h); the direct odd cover does not fire there (the
 // test fails with the deep one switched off: proof "cbc").
 TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
-  const ExtractGraph g = testing::deep_merged_triangle();
-  EXPECT_NEAR(testing::brute_force_optimum(g), 7.3, 1e-12);
-  for (bool blocks : {true, false})
-    for (bool cuts : {true, false}) {
-      IlpOptions opts;
-      opts.landmarks = false;
-      opts.path_cuts = false;
-      opts.blocks = blocks;
-      opts.odd_cover_cuts = cuts;
-      const ExtractResult r = extract_ilp(g, opts);
-      const std::string what = "blocks " + std::to_string(blocks) + " cuts " + std::to_string(cuts);
-      EXPECT_EQ(r.status, "optimal") << what;
-      EXPECT_NEAR(r.dag_cost, 7.3, 1e-9) << what;
-      EXPECT_EQ(r.proof, cuts ? "lp" : "cbc") << what;
-    }
+  expect_lp_proof_with(testing::deep_merged_triangle(), 7.3, [](IlpOptions& o, bool on) {
+    o.path_cuts = false;
+    o.odd_cover_cuts = on;
+  });
 }
 
 // Every row the LP rounds add (requirement rows, odd covers, deep odd covers, path cuts) is
