@@ -1,0 +1,494 @@
+// The cutting planes IlpModel::separate()'s rounds add (formulation.h): node-level requirement
+// rows, odd-cover cuts, deep odd covers and path cuts; each appends only the rows the LP optimum
+// violates (extract/README.md, "Requirements", "Odd-cover cuts", "Deep odd covers", "Path cuts").
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "extract/formulation.h"
+
+namespace tensat::extract {
+
+namespace {
+
+// The items linked by a shared key (`users`: key -> the items that have it, in increasing
+// order; a key of more than `max_users` items links none), as sorted adjacency lists.
+std::vector<std::vector<uint32_t>> shared_key_graph(const std::map<ClassIdx, std::vector<uint32_t>>& users,
+                                                    size_t items, size_t max_users) {
+  std::vector<std::vector<uint32_t>> adj(items);
+  for (const auto& [k, u] : users)
+    for (size_t a = 0; a < u.size() && u.size() <= max_users; ++a)
+      for (size_t b = a + 1; b < u.size(); ++b) {
+        adj[u[a]].push_back(u[b]);
+        adj[u[b]].push_back(u[a]);
+      }
+  for (auto& a : adj) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  return adj;
+}
+
+// Calls f(a, b, c) for the triangles a < b < c of `adj` until f returns false or
+// `max_examined` candidates (a, b, c) were looked at.
+template <class F>
+void for_each_triangle(const std::vector<std::vector<uint32_t>>& adj, int64_t max_examined, F&& f) {
+  int64_t examined = 0;
+  for (uint32_t a = 0; a < adj.size(); ++a)
+    for (uint32_t b : adj[a]) {
+      if (b <= a) continue;
+      for (uint32_t c : adj[b]) {
+        if (++examined > max_examined) return;
+        if (c <= b || !std::binary_search(adj[a].begin(), adj[a].end(), c)) continue;
+        if (!f(a, b, c)) return;
+      }
+    }
+}
+
+// Appends `row` (column -> coefficient) with bounds [lb, ub] in addRows() form.
+void append_row(const std::map<int, double>& row, double lb, double ub, std::vector<int>& rstart,
+                std::vector<int>& rind, std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  for (const auto& [i, v] : row) {
+    rind.push_back(i);
+    rval.push_back(v);
+  }
+  rstart.push_back(static_cast<int>(rind.size()));
+  rlb.push_back(lb);
+  rub.push_back(ub);
+}
+
+}  // namespace
+
+// For a class C and a class D required by some of C's nodes (Req(n) = its child classes and
+// what they require), the nodes of C that require D exclude each other, so
+// sum_{n in C, D in Req(n)} x_n <= sum x(D). The family is quadratic: only the rows the LP
+// optimum x violates are appended. Returns how many.
+int IlpModel::separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                    std::vector<double>& rval, std::vector<double>& rlb,
+                                    std::vector<double>& rub) {
+  const Requirements& req = *req_;
+  if (!req.computed) return 0;
+  const size_t V = req.class_of.size(), W = req.words;
+  std::vector<double> sum(V, 0.0);
+  std::vector<uint32_t> touched;
+  std::vector<std::vector<uint64_t>> nreq;
+  int added = 0;
+  for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
+    if (req.dense[c] < 0 || req.unusable[c] || !in_part(c)) continue;
+    const auto& cols = class_cols_[c];
+    double total = 0.0;
+    for (int i : cols) total += x[i];
+    if (total < 1e-6) continue;
+    nreq.assign(cols.size(), std::vector<uint64_t>(W, 0));
+    touched.clear();
+    for (size_t j = 0; j < cols.size(); ++j) {
+      auto& b = nreq[j];
+      for (ClassIdx k : g_.child_classes(node_of_col_[cols[j]])) {
+        if (req.dense[k] < 0) continue;
+        const uint64_t* rk = req.of(k);
+        for (size_t w = 0; w < W; ++w) b[w] |= rk[w];
+        const auto dk = static_cast<size_t>(req.dense[k]);
+        b[dk / 64] |= uint64_t{1} << (dk % 64);
+      }
+      const double xv = x[cols[j]];
+      if (xv < 1e-9) continue;
+      for (size_t w = 0; w < W; ++w)
+        for (uint64_t bits = b[w]; bits; bits &= bits - 1) {
+          const auto d = static_cast<uint32_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+          if (sum[d] == 0.0) touched.push_back(d);
+          sum[d] += xv;
+        }
+    }
+    for (uint32_t d : touched) {
+      const ClassIdx dc = req.class_of[d];
+      if (!in_part(dc)) {  // mandatory (blocks.h): always there
+        sum[d] = 0.0;
+        continue;
+      }
+      double have = 0.0;
+      for (int i : class_cols_[dc]) have += x[i];
+      if (sum[d] - have > 1e-4) {
+        for (size_t j = 0; j < cols.size(); ++j)
+          if ((nreq[j][d / 64] >> (d % 64)) & 1) {
+            rind.push_back(cols[j]);
+            rval.push_back(1.0);
+          }
+        for (int i : class_cols_[dc]) {
+          rind.push_back(i);
+          rval.push_back(-1.0);
+        }
+        rstart.push_back(static_cast<int>(rind.size()));
+        rlb.push_back(-COIN_DBL_MAX);
+        rub.push_back(0.0);
+        ++added;
+      }
+      sum[d] = 0.0;
+    }
+  }
+  return added;
+}
+
+// Odd-cover cuts ({0,1/2} Chvatal-Gomory cuts over the mandatory class rows). A mandatory
+// class c is computed by one of its nodes n, and n needs each of its child classes, so
+//     sum over the distinct providers p of c's nodes >= 1
+// holds, where the provider of n is x_n or X(k) = sum x(k) for one (non-free) child class k
+// of n. Three mandatory classes whose nodes share providers (Inception-v3: three 1x1 convs on
+// one input, each computed alone or as one half of a pairwise-merged conv, whose split class
+// the two halves share) give, summed, halved and rounded up,
+//     sum_p ceil(a_p / 2) p >= 2        (a_p: how many of the three rows hold p),
+// which the LP's answer "every merged pair at 1/2" (1.5) violates, while every integer choice
+// pays for two providers (extract/README.md, "What the LP relaxation misses"). Triangles are
+// looked for among the fractional mandatory classes linked by a shared child class; only cuts
+// the LP optimum x violates are appended. Returns how many.
+int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                  std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  const Requirements& req = *req_;
+  if (!req.computed) return 0;
+  constexpr double kEps = 1e-6;
+  constexpr int kMaxCuts = 500;
+  constexpr int64_t kMaxTriangles = 200000;  // examined per round
+  auto class_value = [&](ClassIdx k) {
+    double v = 0.0;
+    for (int i : class_cols_[k]) v += x[i];
+    return v;
+  };
+  // A mandatory child class (req.mandatory includes the roots) is no provider: X(k) = 1 in
+  // every extraction, so a cut holding it (the shared input of the three convs) is never
+  // violated.
+  auto provider_class = [&](ClassIdx k) { return !given(k) && !req.mandatory[k]; };
+  // The fractional mandatory classes; per such class the provider classes of each of its
+  // columns (sorted) and their union; and the classes in use that share a provider class.
+  std::vector<ClassIdx> frac;
+  std::vector<std::vector<std::vector<ClassIdx>>> col_kids;  // per frac class, per column
+  std::vector<std::vector<ClassIdx>> kids;                   // per frac class: the union
+  std::map<ClassIdx, std::vector<uint32_t>> users;           // child class -> indices into frac
+  for (ClassIdx c = 0; c < g_.classes.size(); ++c) {
+    if (!red_.class_alive[c] || red_.class_free[c] || !in_part(c) || class_cols_[c].size() < 2 || !req.mandatory[c])
+      continue;
+    double top = 0.0;
+    for (int i : class_cols_[c]) top = std::max(top, x[i]);
+    if (top > 1.0 - kEps) continue;
+    const auto f = static_cast<uint32_t>(frac.size());
+    frac.push_back(c);
+    auto& per_col = col_kids.emplace_back();
+    auto& all = kids.emplace_back();
+    for (int i : class_cols_[c]) {
+      auto& ks = per_col.emplace_back();
+      for (ClassIdx k : g_.child_classes(node_of_col_[static_cast<size_t>(i)]))
+        if (provider_class(k)) ks.push_back(k);
+      all.insert(all.end(), ks.begin(), ks.end());
+      if (x[i] < kEps) continue;
+      for (ClassIdx k : ks) {
+        auto& u = users[k];
+        if (u.empty() || u.back() != f) u.push_back(f);
+      }
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+  }
+  const auto adj = shared_key_graph(users, frac.size(), SIZE_MAX);
+  int added = 0;
+  std::map<int64_t, int> count;        // provider -> rows holding it (col i: i; class k: -1 - k)
+  std::map<ClassIdx, int> kid_count;   // child class -> classes of the triple using it
+  std::vector<int64_t> prov;
+  std::map<int, double> row;
+  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
+    std::array<ClassIdx, 3> tri{frac[a], frac[b], frac[c]};
+    if (seen_odd_.count(tri)) return true;
+    const std::array<uint32_t, 3> members{a, b, c};
+    kid_count.clear();
+    for (uint32_t t : members)
+      for (ClassIdx k : kids[t]) ++kid_count[k];
+    count.clear();
+    for (uint32_t t : members) {
+      prov.clear();
+      const auto& cols = class_cols_[frac[t]];
+      for (size_t j = 0; j < cols.size(); ++j) {
+        int64_t p = cols[j];
+        for (ClassIdx k : col_kids[t][j])
+          if (kid_count[k] >= 2) {
+            p = -1 - static_cast<int64_t>(k);
+            break;
+          }
+        prov.push_back(p);
+      }
+      std::sort(prov.begin(), prov.end());
+      prov.erase(std::unique(prov.begin(), prov.end()), prov.end());
+      for (int64_t p : prov) ++count[p];
+    }
+    double lhs = 0.0;
+    for (const auto& [p, n] : count) {
+      const double coef = (n + 1) / 2;
+      lhs += coef * (p >= 0 ? x[p] : class_value(static_cast<ClassIdx>(-1 - p)));
+    }
+    if (lhs > 2.0 - 1e-4) return true;
+    seen_odd_.insert(tri);
+    row.clear();
+    for (const auto& [p, n] : count) {
+      const double coef = (n + 1) / 2;
+      if (p >= 0) {
+        row[static_cast<int>(p)] += coef;
+      } else {
+        for (int i : class_cols_[static_cast<ClassIdx>(-1 - p)]) row[i] += coef;
+      }
+    }
+    append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    return ++added < kMaxCuts;
+  });
+  return added;
+}
+
+void IlpModel::ensure_col_kids() {
+  if (!col_kids_.empty() || num_x() == 0) return;
+  col_kids_.resize(num_x());
+  for (size_t i = 0; i < num_x(); ++i)
+    for (ClassIdx k : g_.child_classes(node_of_col_[i]))
+      if (!given(k) && !class_cols_[k].empty()) col_kids_[i].push_back(k);
+}
+
+// Deep odd-cover cuts: the odd-cover cut (above) with its providers further down. From a
+// mandatory class i, the classes its columns in use reach (over columns in use) form its
+// region; the region's leaves T are the classes whose columns in use read no class with
+// columns (the merged convs themselves), the rest R; an exit is a column of a class in R that
+// reads no class of the region. Following the chosen nodes down from i ends at a leaf or at a
+// chosen exit (as for the path cuts), so, with x(i) = 1,
+//     sum_{t in T} x(t) + sum of the exits' x >= 1.
+// Three such rows, summed, halved and rounded up ({0,1/2} Chvatal-Gomory):
+//     sum_t ceil(n_t / 2) x(t) + sum_e ceil(m_e / 2) x_e >= 2   (n_t, m_e: how many of the rows hold it).
+// Inception-v3: three 1x1 convs on one input, one plain and two relu'd, computed alone or as a
+// pairwise-merged conv, split, and relu'd before or after the split. The LP spreads over eight
+// merged convs at 1/8 (each reaching two of the three convs along two paths: its split and
+// the split of its relu) and pays about one conv where every integer choice pays two; the odd
+// cover over direct child classes does not see it (the shared classes are two levels down).
+// Returns how many rows were appended (only violated ones).
+int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                       std::vector<double>& rval, std::vector<double>& rlb,
+                                       std::vector<double>& rub) {
+  const Requirements& req = *req_;
+  if (!req.computed || num_x() == 0) return 0;
+  constexpr double kEps = 1e-6;
+  constexpr int kMaxCuts = 500;
+  // Bounds on the work per round (on the whole 13k-node NasRNN problem, without them, the
+  // regions of thousands of mandatory classes and the pairs of their shared leaves took 1.7 s):
+  constexpr size_t kMaxRegion = 256;         // classes in one region (Inception-v3's: ~20)
+  constexpr size_t kMaxUsers = 16;           // items sharing a leaf (a merged conv has two or three)
+  constexpr int64_t kMaxTriangles = 200000;  // examined
+  constexpr int64_t kMaxSteps = 1'000'000;   // column-child visits
+  ensure_col_kids();
+  const size_t C = g_.classes.size();
+  auto leaf = [&](ClassIdx c) {
+    for (int i : class_cols_[c])
+      if (x[i] > kEps && !col_kids_[static_cast<size_t>(i)].empty()) return false;
+    return true;
+  };
+  struct Item {
+    ClassIdx cls;
+    std::vector<ClassIdx> leaves;  // sorted
+    std::vector<int> exits;        // columns, sorted
+  };
+  std::vector<Item> items;
+  std::vector<uint32_t> mark(C, 0);
+  uint32_t stamp = 0;
+  std::vector<ClassIdx> region;
+  std::map<ClassIdx, std::vector<uint32_t>> users;  // leaf -> items
+  auto value = [&](ClassIdx k) {
+    double v = 0.0;
+    for (int i : class_cols_[k]) v += x[i];
+    return v;
+  };
+  int64_t steps = 0;
+  for (ClassIdx c = 0; c < C && steps < kMaxSteps; ++c) {
+    // Every mandatory class (its own columns may be integral: the split is further down).
+    if (class_cols_[c].empty() || !req.mandatory[c] || !in_part(c)) continue;
+    ++stamp;
+    region.assign(1, c);
+    mark[c] = stamp;
+    for (size_t h = 0; h < region.size() && region.size() <= kMaxRegion; ++h)
+      for (int i : class_cols_[region[h]])
+        if (x[i] > kEps)
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (mark[k] != stamp) {
+              mark[k] = stamp;
+              region.push_back(k);
+            }
+          }
+    if (region.size() > kMaxRegion) continue;
+    Item item{c, {}, {}};
+    bool fractional = false;
+    for (ClassIdx r : region) {
+      if (r != c && leaf(r)) {
+        item.leaves.push_back(r);
+        if (value(r) < 1.0 - kEps) fractional = true;
+        continue;
+      }
+      for (int i : class_cols_[r]) {
+        bool exit = true;
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+          ++steps;
+          if (mark[k] == stamp) {
+            exit = false;
+            break;
+          }
+        }
+        if (exit) item.exits.push_back(i);
+      }
+    }
+    if (!fractional) continue;
+    std::sort(item.leaves.begin(), item.leaves.end());
+    std::sort(item.exits.begin(), item.exits.end());
+    const auto f = static_cast<uint32_t>(items.size());
+    for (ClassIdx t : item.leaves) users[t].push_back(f);
+    items.push_back(std::move(item));
+  }
+  const auto adj = shared_key_graph(users, items.size(), kMaxUsers);
+  int added = 0;
+  std::map<int, int> col_count;       // exit column -> rows holding it
+  std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
+  std::map<int, double> row;
+  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
+    const std::array<ClassIdx, 3> tri{items[a].cls, items[b].cls, items[c].cls};
+    if (seen_deep_.count(tri)) return true;
+    leaf_count.clear();
+    col_count.clear();
+    for (uint32_t m : {a, b, c}) {
+      for (ClassIdx t : items[m].leaves) ++leaf_count[t];
+      for (int e : items[m].exits) ++col_count[e];
+    }
+    row.clear();
+    for (const auto& [t, n] : leaf_count)
+      for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
+    for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
+    double lhs = 0.0;
+    for (const auto& [i, v] : row) lhs += v * x[i];
+    if (lhs > 2.0 - 1e-4) return true;
+    seen_deep_.insert(tri);
+    append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    return ++added < kMaxCuts;
+  });
+  return added;
+}
+
+// Path cuts: for a class t, a class r0 and a set R of classes with r0 in R and t not in R,
+// call a node of a class in R an exit when none of its child classes is in R or is t. In an
+// acyclic extraction that uses r0, follow from r0 a chosen node's child class in R or t, as
+// long as there is one: the walk ends at t or at a chosen exit. So
+//   x(r0) <= x(t) + sum of the exits' x
+// (x(C): the sum over C's columns). It is what the LP misses where a merged conv is reached
+// along two paths: the LP takes each path at 1/2 and pays the shared conv once at 1/2
+// (Inception-v3: the relu'd and the plain output of one merged conv, each split; extract/
+// README.md, "Path cuts"). Separated over the LP's support: per fractional class t, the
+// classes whose columns in use reach it; per such r0 (nearest first) with x(r0) > x(t), R =
+// the classes on those paths from r0 to t. Only rows the LP optimum violates are appended;
+// returns how many.
+int IlpModel::separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                 std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub) {
+  constexpr double kEps = 1e-6, kViolation = 1e-4;
+  constexpr int kMaxCuts = 500, kPerTarget = 2;
+  constexpr int64_t kMaxSteps = 2'000'000;  // class and column visits per round
+  const size_t C = g_.classes.size();
+  ensure_col_kids();
+  std::vector<double> xc(C, 0.0);
+  std::vector<ClassIdx> used;  // classes with columns in use
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (class_cols_[c].empty()) continue;
+    for (int i : class_cols_[c]) xc[c] += x[i];
+    if (xc[c] > kEps) used.push_back(c);
+  }
+  // Support parents: per class, the classes that have a column in use reading it.
+  std::vector<std::vector<ClassIdx>> parents(C);
+  for (ClassIdx c : used)
+    for (int i : class_cols_[c])
+      if (x[i] > kEps)
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)])
+          if (parents[k].empty() || parents[k].back() != c) parents[k].push_back(c);
+  std::vector<uint32_t> anc_mark(C, 0), in_r(C, 0);
+  uint32_t anc_stamp = 0, r_stamp = 0;
+  std::vector<ClassIdx> anc, stack;
+  std::vector<int> cols;
+  int added = 0;
+  int64_t steps = 0;
+  for (ClassIdx t : used) {
+    if (added >= kMaxCuts || steps > kMaxSteps) break;
+    if (xc[t] > 1.0 - kEps || parents[t].empty()) continue;
+    // The classes that reach t over columns in use, nearest first (breadth-first).
+    ++anc_stamp;
+    anc.clear();
+    anc_mark[t] = anc_stamp;
+    for (size_t h = 0, cur = 0;; ++h) {
+      const ClassIdx c = h == 0 ? t : anc[cur++];
+      for (ClassIdx p : parents[c]) {
+        ++steps;
+        if (anc_mark[p] == anc_stamp) continue;
+        anc_mark[p] = anc_stamp;
+        anc.push_back(p);
+      }
+      if (cur >= anc.size()) break;
+    }
+    int here = 0;
+    for (ClassIdx r0 : anc) {
+      if (here >= kPerTarget || added >= kMaxCuts || steps > kMaxSteps) break;
+      if (xc[r0] <= xc[t] + kViolation) continue;
+      // R: the classes on the paths (over columns in use) from r0 to t.
+      ++r_stamp;
+      stack.assign(1, r0);
+      in_r[r0] = r_stamp;
+      std::vector<ClassIdx> r{r0};
+      while (!stack.empty()) {
+        const ClassIdx c = stack.back();
+        stack.pop_back();
+        for (int i : class_cols_[c]) {
+          if (x[i] <= kEps) continue;
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (k == t || anc_mark[k] != anc_stamp || in_r[k] == r_stamp) continue;
+            in_r[k] = r_stamp;
+            r.push_back(k);
+            stack.push_back(k);
+          }
+        }
+      }
+      // The exits and the violation x(r0) - x(t) - sum of the exits' x.
+      double exits = 0.0;
+      cols.clear();
+      for (ClassIdx c : r)
+        for (int i : class_cols_[c]) {
+          bool exit = true;
+          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+            ++steps;
+            if (k == t || in_r[k] == r_stamp) {
+              exit = false;
+              break;
+            }
+          }
+          if (c == r0) {
+            if (!exit) cols.push_back(i);  // +1 (an exit of r0 would be +1 - 1)
+          } else if (exit) {
+            exits += x[i];
+            cols.push_back(-1 - i);  // -1
+          }
+        }
+      double lhs = 0.0;
+      for (int i : cols)
+        if (i >= 0) lhs += x[i];
+      if (lhs - xc[t] - exits <= kViolation) continue;
+      for (int i : class_cols_[t]) cols.push_back(-1 - i);
+      std::sort(cols.begin(), cols.end());
+      if (!seen_paths_.insert(cols).second) continue;
+      for (int i : cols) {
+        rind.push_back(i >= 0 ? i : -1 - i);
+        rval.push_back(i >= 0 ? 1.0 : -1.0);
+      }
+      rstart.push_back(static_cast<int>(rind.size()));
+      rlb.push_back(-COIN_DBL_MAX);
+      rub.push_back(0.0);
+      ++added;
+      ++here;
+    }
+  }
+  return added;
+}
+
+}  // namespace tensat::extract
