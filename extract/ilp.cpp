@@ -505,9 +505,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   std::future<Choice> guided;
   if (bounding && !p.closed())
     guided = launch_beside(concurrent, [&g, &red, &opts, &b = *bounding, &guided_closes, bound = p.bound] {
+      // Mapped onto the reduced problem here, where its cost is needed anyway.
       Choice c = guided_start(g, red, b.task, b.lm);
       if (!c.empty()) {
-        const double cost = dag_cost(g, opts.reduce ? map_to_reduced(g, red, c) : c);
+        if (opts.reduce) c = map_to_reduced(g, red, c);
+        const double cost = dag_cost(g, c);
         if (bound >= cost * (1.0 - opts.optimality_tolerance) || bound >= cost - 1e-12 * std::abs(cost))
           guided_closes = true;
       }
@@ -712,9 +714,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       parts[i].floor = split ? part_floor[i] : p.bound;
     }
     if (guided.valid()) {
-      Choice c = guided.get();
+      const Choice c = guided.get();  // (on the reduced problem)
       if (!c.empty()) {
-        if (opts.reduce) c = map_to_reduced(g, red, c);
         spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
         // A warm start still (`improved` is for what the ILP finds); part by part the cheaper.
         const bool improved = p.improved;
@@ -726,16 +727,17 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
 
     // Phase 5b: the LPs in order (unless the guided start closed the bound), as if they had
     // run one after the other, each within the work the ones before it left: a part's LP
-    // counts when it stayed clear of that limit by more than an iteration (then the limit never
-    // bound it, and one after the other it ran the same way); the first part's limit was the
-    // same. Otherwise that part and the rest are rebuilt and solved one by one, as the limit
-    // says (only where the budget runs out in the LPs).
+    // counts when it ran with exactly that limit (`exact`: its predecessors had all finished;
+    // always so for the first), or stayed clear of it by more than an iteration (then the limit
+    // never bound it, and one after the other it ran the same way). Otherwise that part and
+    // the rest are rebuilt and solved one by one, as the limit says (only where the budget
+    // runs out in the LPs).
     const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
     for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
       const size_t i = order[k];
       if (floor_closed[i]) continue;
-      if (runs[i].ran && (runs[i].exact || k == 0 || runs[i].work + runs[i].margin <= work_left)) {
+      if (runs[i].ran && (runs[i].exact || runs[i].work + runs[i].margin <= work_left)) {
         work_left -= runs[i].work;
         take_lp(g, opts, parts[i], p, runs[i], t0);
         continue;
