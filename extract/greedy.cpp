@@ -110,7 +110,7 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
 }
 
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back,
-                         size_t max_items) {
+                         size_t max_items, const std::atomic<bool>* stop) {
   const GraphIndex index(g);
   CostSetUnion unite(g.classes.size(), costs);
 
@@ -125,7 +125,8 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
     if (index.usable(n) && g.nodes[n].children.empty()) work.push(n);
   uint32_t n = 0;
   size_t items = 0;
-  while (work.pop(n)) {
+  for (uint32_t tick = 0; work.pop(n);) {
+    if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
     const auto kids = index.kids(n);
     bool ready = true;
     for (ClassIdx k : kids) ready = ready && has[k];

@@ -5,6 +5,8 @@
 // acyclic option at all.
 #pragma once
 
+#include <atomic>
+
 #include "extract/extract_graph.h"
 
 namespace tensat::extract {
@@ -33,7 +35,9 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g);
 /// max_items > 0 caps the work (the items of the cost sets it accepts, deterministic): past it,
 /// an empty choice comes back. Costs with many ties (residual costs, most of them 0) can make
 /// the sets improve again and again along a deep chain (3e9 items on a chain of 400 modules).
+/// `stop` (if given) is polled: once it is set, an empty choice comes back (a caller that no
+/// longer needs the result).
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr,
-                         size_t max_items = 0);
+                         size_t max_items = 0, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace tensat::extract

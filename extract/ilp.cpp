@@ -112,8 +112,10 @@ struct Progress {
 // Greedy DAG on the residual costs, then the local search on the real costs, both without
 // the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
 // better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller
-// keeps the cheaper part of each block), or an empty choice when there is none.
-Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm) {
+// keeps the cheaper part of each block), or an empty choice when there is none (or once
+// `stop` is set: the caller no longer needs it).
+Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm,
+                    const std::atomic<bool>& stop) {
   // The nodes still usable, in a compact graph (the same classes, the same node order): on
   // NasRNN 3k of 13k nodes, so greedy DAG and the local search walk a quarter of the nodes.
   ExtractGraph restricted;
@@ -148,8 +150,11 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
     // Capped (deterministically): on deep chains the residual costs' ties made it run for
     // minutes; on the benchmark e-graphs it stays below 700 items per node.
     const size_t cap = std::max<size_t>(10'000'000, 5000 * g.nodes.size());
-    const Choice start = greedy_dag_choice(restricted, residual_cost, nullptr, cap);
-    if (!start.empty()) best = to_original(improve_local(restricted, start).choice);
+    const Choice start = greedy_dag_choice(restricted, residual_cost, nullptr, cap, &stop);
+    LocalSearchOptions lo;
+    lo.stop = &stop;
+    if (!start.empty()) best = to_original(improve_local(restricted, start, lo).choice);
+    if (stop) best.clear();
   } catch (const InputError&) {
     // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays
   }
@@ -494,28 +499,6 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   const std::vector<char> keep =
       bound_and_eliminate(red, bounding ? &*bounding : nullptr, p, res, landmarks, t0, hard_end);
 
-  // Phase 4, the guided start, runs beside the models' build and LPs (phase 5a): it needs only
-  // the landmarks' residual costs, fixed once elimination is done. It is joined before the
-  // LPs' results are taken (phase 5b), at the same point whether it ran on a second thread or
-  // not, so the result is the same.
-  // Set by the guided start when it alone meets the bound: phase 5b then takes no LP (p is
-  // closed after the merge), so phase 5a starts no more of them. (Declared before the future,
-  // whose destructor waits for the task that writes it.)
-  std::atomic<bool> guided_closes{false};
-  std::future<Choice> guided;
-  if (bounding && !p.closed())
-    guided = launch_beside(concurrent, [&g, &red, &opts, &b = *bounding, &guided_closes, bound = p.bound] {
-      // Mapped onto the reduced problem here, where its cost is needed anyway.
-      Choice c = guided_start(g, red, b.task, b.lm);
-      if (!c.empty()) {
-        if (opts.reduce) c = map_to_reduced(g, red, c);
-        const double cost = dag_cost(g, c);
-        if (bound >= cost * (1.0 - opts.optimality_tolerance) || bound >= cost - 1e-12 * std::abs(cost))
-          guided_closes = true;
-      }
-      return c;
-    });
-
   std::string status;
   std::optional<Open> why_open;  // what ended the search of the parts left open (the largest)
   int cycle_cuts = 0;
@@ -611,9 +594,38 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return part_cols[a] < part_cols[b]; });
 
-    // Phase 5a: every part's model and LP, on as many threads as the machine has (the guided
-    // start may still run beside them). An LP needs nothing but its model; its limit is all
-    // the work left, and phase 5b below decides in order what it means.
+    // Phase 5a: every part's model and LP, on as many threads as the machine has. An LP needs
+    // nothing but its model; its limit is all the work left, and phase 5b below decides in
+    // order what it means.
+    const size_t lp_threads =
+        concurrent ? std::min<size_t>({std::thread::hardware_concurrency(), num_parts, kMaxLpThreads}) : 1;
+    // Phase 4, the guided start, is for what the LPs leave open (taken after phase 5b, before
+    // CBC). It needs only the landmarks' residual costs, fixed once elimination is done. It
+    // starts beside phase 5a where the machine has a hardware thread the LPs leave idle, else
+    // when an LP thread finds no part left (its core would idle), or one after the other: on
+    // 2 cores beside the LPs it slowed them (NasRNN, whose LPs prove the optimum: 5-7 ms of
+    // 25). It is taken at the same point in every case, so the result is the same; when the
+    // LPs close the problem it is told to stop.
+    std::atomic<bool> guided_stop{false};
+    std::future<Choice> guided;
+    // (After the future: on the way out, also by an exception, the guided start is told to
+    // stop before the future's destructor waits for it.)
+    struct StopOnExit {
+      std::atomic<bool>& stop;
+      ~StopOnExit() { stop = true; }
+    } stop_guided_on_exit{guided_stop};
+    std::once_flag guided_once;
+    auto start_guided = [&](bool beside) {
+      if (!bounding) return;
+      std::call_once(guided_once, [&] {
+        guided = launch_beside(beside, [&g, &red, &opts, &b = *bounding, &guided_stop] {
+          Choice c = guided_start(g, red, b.task, b.lm, guided_stop);
+          if (!c.empty() && opts.reduce) c = map_to_reduced(g, red, c);
+          return c;  // (on the reduced problem)
+        });
+      });
+    };
+    if (concurrent && std::thread::hardware_concurrency() > lp_threads) start_guided(true);
     std::vector<std::unique_ptr<IlpModel>> models(num_parts);
     std::vector<LpRun> runs(num_parts);
     // Closed by its landmark floor against the incumbent as it stands here (before the guided
@@ -631,7 +643,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       std::vector<char> done(order.size(), 0);  // per position in `order`
       bool failed = false;
       auto worker = [&] {
-        for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+        for (size_t k;;) {
+          if ((k = next.fetch_add(1)) >= order.size()) {
+            if (concurrent) start_guided(true);
+            break;
+          }
           const size_t i = order[k];
           try {
             models[i] = make_model(i);
@@ -641,7 +657,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                                 part_floor[i] >= cost - 1e-12 * std::abs(cost);
             }
             if (!opts.parallel_lps) continue;
-            if (floor_closed[i] || guided_closes) {
+            if (floor_closed[i]) {
               {
                 std::lock_guard lock(mu);
                 done[k] = 1;
@@ -680,13 +696,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           }
         }
       };
-      const size_t threads =
-          concurrent ? std::min<size_t>({std::thread::hardware_concurrency(), num_parts, kMaxLpThreads}) : 1;
       std::vector<std::future<void>> helpers;
-      for (size_t t = 1; t < threads; ++t) helpers.push_back(launch_beside(true, worker));
+      for (size_t t = 1; t < lp_threads; ++t) helpers.push_back(launch_beside(true, worker));
       worker();
       for (auto& h : helpers) h.get();
     }
+    start_guided(false);  // (started already, unless one after the other)
     size_t cols = 0, largest = 0;
     for (size_t i = 0; i < num_parts; ++i) {
       if (models[i]->num_x() != part_cols[i])
@@ -713,25 +728,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       // The LM-cut bound is of the whole problem; a block's, the landmarks inside it.
       parts[i].floor = split ? part_floor[i] : p.bound;
     }
-    if (guided.valid()) {
-      const Choice c = guided.get();  // (on the reduced problem)
-      if (!c.empty()) {
-        spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
-        // A warm start still (`improved` is for what the ILP finds); part by part the cheaper.
-        const bool improved = p.improved;
-        if (offer(g, p, with_singles(cheaper_per_part(g, parts, p.incumbent, c))))
-          spdlog::debug("ilp: [{:.3f} s] with the guided start, part by part: {}", seconds_since(t0), p.cost);
-        p.improved = improved;
-      }
-    }
-
-    // Phase 5b: the LPs in order (unless the guided start closed the bound), as if they had
-    // run one after the other, each within the work the ones before it left: a part's LP
-    // counts when it ran with exactly that limit (`exact`: its predecessors had all finished;
-    // always so for the first), or stayed clear of it by more than an iteration (then the limit
-    // never bound it, and one after the other it ran the same way). Otherwise that part and
-    // the rest are rebuilt and solved one by one, as the limit says (only where the budget
-    // runs out in the LPs).
+    // Phase 5b: the LPs in order, as if they had run one after the other, each within the work
+    // the ones before it left: a part's LP counts when it ran with exactly that limit (`exact`:
+    // its predecessors had all finished; always so for the first), or stayed clear of it by
+    // more than an iteration (then the limit never bound it, and one after the other it ran
+    // the same way). Otherwise that part and the rest are rebuilt and solved one by one, as the
+    // limit says (only where the budget runs out in the LPs).
     const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
     for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
@@ -764,6 +766,19 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       return sum;
     };
     if (!p.closed()) p.raise_restricted(total_bound(), "lp");
+    if (p.closed()) guided_stop = true;
+    if (guided.valid() && !p.closed()) {
+      const Choice c = guided.get();  // (on the reduced problem)
+      if (!c.empty()) {
+        spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
+        // A warm start still (`improved` is for what the ILP finds); part by part the cheaper.
+        const bool improved = p.improved;
+        if (offer(g, p, with_singles(cheaper_per_part(g, parts, p.incumbent, c))))
+          spdlog::debug("ilp: [{:.3f} s] with the guided start, part by part: {}", seconds_since(t0), p.cost);
+        p.improved = improved;
+      }
+    }
+
     // CBC on the open parts, again smallest first.
     bool failed = false;
     for (size_t i : order) {

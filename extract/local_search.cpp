@@ -89,7 +89,8 @@ class Search {
         for (NodeIdx n : g_.classes[c].nodes) {
           if (choice_[c] < 0) break;  // dropped by an earlier move of this sweep
           if (static_cast<int64_t>(n) == choice_[c] || !idx_.usable(n)) continue;
-          if ((++clock_tick_ & 63) == 0 && seconds_since(t0) > opts_.time_limit_s) {
+          if ((++clock_tick_ & 63) == 0 &&
+              (seconds_since(t0) > opts_.time_limit_s || (opts_.stop && opts_.stop->load(std::memory_order_relaxed)))) {
             st_.hit_limit = true;
             return;
           }

@@ -34,6 +34,7 @@
 // worse than the start: when it is not strictly cheaper, the start is returned.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "extract/extract_graph.h"
@@ -44,6 +45,9 @@ struct LocalSearchOptions {
   int max_rounds = 100;        ///< sweeps over the used classes
   double time_limit_s = 1.0;   ///< wall clock (checked between moves)
   bool compound = true;        ///< re-optimise the classes that can share what a move adds
+  /// Polled with the time limit: once set, the search stops (a caller that no longer needs
+  /// the result; the extraction so far comes back).
+  const std::atomic<bool>* stop = nullptr;
 #ifdef NDEBUG
   bool verify = false;         ///< from-scratch cost and extraction check per accepted move
 #else

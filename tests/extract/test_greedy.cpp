@@ -90,6 +90,18 @@ TEST(Greedy, DagItemCapGivesUpWithAnEmptyChoice) {
   EXPECT_EQ(greedy_dag_choice(g, costs, nullptr, 100'000'000), full);
 }
 
+// A caller that no longer needs the result (the ILP's guided start once the LPs closed the
+// problem) sets the stop flag: an empty choice comes back; unset, the flag changes nothing.
+TEST(Greedy, DagStopFlagGivesUpWithAnEmptyChoice) {
+  const ExtractGraph g = testing::module_chain(3, 20, 4);
+  std::vector<double> costs(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  std::atomic<bool> stop{true};
+  EXPECT_TRUE(greedy_dag_choice(g, costs, nullptr, 0, &stop).empty());
+  stop = false;
+  EXPECT_EQ(greedy_dag_choice(g, costs, nullptr, 0, &stop), greedy_dag_choice(g, costs));
+}
+
 TEST(Greedy, RandomGraphsGiveValidExtractions) {
   for (uint32_t seed = 0; seed < 200; ++seed) {
     for (bool acyclic : {true, false}) {

@@ -324,6 +324,27 @@ TEST(LocalSearch, StopsAtTheRoundLimit) {
   EXPECT_TRUE(st.hit_limit);
 }
 
+// The stop flag (polled every 64 evaluated moves) ends the search with the extraction so far; unset, it
+// changes nothing.
+TEST(LocalSearch, StopsWhenTheStopFlagIsSet) {
+  const ExtractGraph g = testing::module_chain(3, 20, 4);
+  const Choice start = extract_greedy(g).choice;
+  LocalSearchOptions o = checked();
+  LocalSearchStats free_st;
+  const auto free_run = improve_local(g, start, o, &free_st);
+  ASSERT_LT(free_run.dag_cost, dag_cost(g, start));  // there is something to stop
+  ASSERT_GT(free_st.moves, 200);
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  EXPECT_EQ(improve_local(g, start, o).choice, free_run.choice);
+  stop = true;
+  LocalSearchStats st;
+  const auto stopped = improve_local(g, start, o, &st);
+  EXPECT_TRUE(st.hit_limit);
+  EXPECT_LT(st.moves, 100);  // 64 evaluated, and the moves they made again
+  EXPECT_EQ(extraction_problem(g, stopped.choice), "");
+}
+
 TEST(LocalSearch, DagMethodAndIlpWarmStartUseIt) {
   const ExtractGraph g = testing::matmul_merge();
   ExtractOptions o;
