@@ -128,7 +128,6 @@ class IlpModel {
   double order_eps_ = 1.0;
   std::set<std::vector<ClassIdx>> seen_cycles_;
   std::set<std::array<ClassIdx, 3>> seen_odd_;  // triples already cut
-  std::set<std::array<ClassIdx, 3>> seen_deep_;  // triples already cut by a deep odd cover
   std::set<std::vector<int>> seen_paths_;        // path cuts already added (their columns)
   std::vector<std::vector<ClassIdx>> col_kids_;  // per column: its child classes with columns
   struct PendingRows {  // rows in addRows() form

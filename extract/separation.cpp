@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "extract/formulation.h"
@@ -248,20 +249,29 @@ void IlpModel::ensure_col_kids() {
       if (!given(k) && !class_cols_[k].empty()) col_kids_[i].push_back(k);
 }
 
-// Deep odd-cover cuts: the odd-cover cut (above) with its providers further down. From a
-// mandatory class i, the classes its columns in use reach (over columns in use) form its
-// region; the region's leaves T are the classes whose columns in use read no class with
+// Deep odd-cover cuts: the odd-cover cut (above) with its providers further down. An item is
+// a mandatory class i, or two classes {a, b} one of which every extraction of the part uses
+// (neither mandatory: see below). The classes its columns reach (over all its columns) form its
+// region; the region's leaves T are the classes none of whose columns reads a class with
 // columns (the merged convs themselves), the rest R; an exit is a column of a class in R that
-// reads no class of the region. Following the chosen nodes down from i ends at a leaf or at a
-// chosen exit (as for the path cuts), so, with x(i) = 1,
+// reads no class with columns. Following the chosen nodes down from the item's used class ends
+// at a leaf or at a chosen exit (as for the path cuts), so
 //     sum_{t in T} x(t) + sum of the exits' x >= 1.
 // Three such rows, summed, halved and rounded up ({0,1/2} Chvatal-Gomory):
 //     sum_t ceil(n_t / 2) x(t) + sum_e ceil(m_e / 2) x_e >= 2   (n_t, m_e: how many of the rows hold it).
 // Inception-v3: three 1x1 convs on one input, one plain and two relu'd, computed alone or as a
-// pairwise-merged conv, split, and relu'd before or after the split. The LP spreads over eight
-// merged convs at 1/8 (each reaching two of the three convs along two paths: its split and
-// the split of its relu) and pays about one conv where every integer choice pays two; the odd
-// cover over direct child classes does not see it (the shared classes are two levels down).
+// pairwise-merged conv (several variants: either order, relu fused or not), split, and relu'd
+// before or after the split. The LP spreads over the merged convs (each reaching two of the
+// three convs along two paths: its split and the split of its relu) and pays about one conv
+// where every integer choice pays two; the odd cover over direct child classes does not see it
+// (the shared classes are two levels down). Where the plain conv's output is read either as it
+// is (relu after the module's concat) or relu'd (relu pushed through the concat), neither class
+// is mandatory, but one of the two is always used: that pair is the third item. A pair {a, b}
+// (fractional, not mandatory, x(a) + x(b) >= 1 in the LP) is an item when without both no
+// mandatory class of the part can be computed (bottom-up over the part's columns; the classes
+// outside it are given). The regions follow all columns, not only those in use: a row over the
+// columns in use only was met by the next LP with the other variants of the same merged convs
+// (Inception-v3: 3 of its 5 open blocks closed by their LP with all columns, none without).
 // Returns how many rows were appended (only violated ones).
 int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                                        std::vector<double>& rval, std::vector<double>& rlb,
@@ -275,16 +285,15 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   constexpr size_t kMaxRegion = 256;         // classes in one region (Inception-v3's: ~20)
   constexpr size_t kMaxUsers = 16;           // items sharing a leaf (a merged conv has two or three)
   constexpr int64_t kMaxTriangles = 200000;  // examined
-  constexpr int64_t kMaxSteps = 1'000'000;   // column-child visits
+  constexpr int64_t kMaxSteps = 1'000'000;   // column-child visits (regions and pair tests)
   ensure_col_kids();
   const size_t C = g_.classes.size();
   auto leaf = [&](ClassIdx c) {
     for (int i : class_cols_[c])
-      if (x[i] > kEps && !col_kids_[static_cast<size_t>(i)].empty()) return false;
+      if (!col_kids_[static_cast<size_t>(i)].empty()) return false;
     return true;
   };
   struct Item {
-    ClassIdx cls;
     std::vector<ClassIdx> leaves;  // sorted
     std::vector<int> exits;        // columns, sorted
   };
@@ -299,27 +308,31 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     return v;
   };
   int64_t steps = 0;
-  for (ClassIdx c = 0; c < C && steps < kMaxSteps; ++c) {
-    // Every mandatory class (its own columns may be integral: the split is further down).
-    if (class_cols_[c].empty() || !req.mandatory[c] || !in_part(c)) continue;
+  // The item of the start classes (one, or a pair), if its region is small enough and has a
+  // fractional leaf.
+  auto add_item = [&](std::initializer_list<ClassIdx> starts) {
     ++stamp;
-    region.assign(1, c);
-    mark[c] = stamp;
+    region.clear();
+    for (ClassIdx s : starts) {
+      region.push_back(s);
+      mark[s] = stamp;
+    }
+    const size_t num_starts = region.size();
     for (size_t h = 0; h < region.size() && region.size() <= kMaxRegion; ++h)
       for (int i : class_cols_[region[h]])
-        if (x[i] > kEps)
-          for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
-            ++steps;
-            if (mark[k] != stamp) {
-              mark[k] = stamp;
-              region.push_back(k);
-            }
+        for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+          ++steps;
+          if (mark[k] != stamp) {
+            mark[k] = stamp;
+            region.push_back(k);
           }
-    if (region.size() > kMaxRegion) continue;
-    Item item{c, {}, {}};
+        }
+    if (region.size() > kMaxRegion) return;
+    Item item{{}, {}};
     bool fractional = false;
-    for (ClassIdx r : region) {
-      if (r != c && leaf(r)) {
+    for (size_t h = 0; h < region.size(); ++h) {
+      const ClassIdx r = region[h];
+      if (h >= num_starts && leaf(r)) {
         item.leaves.push_back(r);
         if (value(r) < 1.0 - kEps) fractional = true;
         continue;
@@ -336,21 +349,91 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
         if (exit) item.exits.push_back(i);
       }
     }
-    if (!fractional) continue;
+    if (!fractional) return;
     std::sort(item.leaves.begin(), item.leaves.end());
     std::sort(item.exits.begin(), item.exits.end());
     const auto f = static_cast<uint32_t>(items.size());
     for (ClassIdx t : item.leaves) users[t].push_back(f);
     items.push_back(std::move(item));
+  };
+  // Every mandatory class (its own columns may be integral: the split is further down).
+  for (ClassIdx c = 0; c < C && steps < kMaxSteps; ++c)
+    if (!class_cols_[c].empty() && req.mandatory[c] && in_part(c)) add_item({c});
+
+  // Pairs. Per class of the part, the columns reading it, and the mandatory classes.
+  std::vector<ClassIdx> frac, part_mandatory;
+  for (ClassIdx c = 0; c < C; ++c) {
+    if (class_cols_[c].empty() || !in_part(c)) continue;
+    if (req.mandatory[c]) {
+      part_mandatory.push_back(c);
+    } else if (const double v = value(c); v > kEps && v < 1.0 - kEps) {
+      frac.push_back(c);
+    }
+  }
+  if (frac.size() >= 2 && steps < kMaxSteps) {
+    std::vector<std::vector<int>> readers(C);
+    for (size_t i = 0; i < num_x(); ++i)
+      for (ClassIdx k : col_kids_[i]) readers[k].push_back(static_cast<int>(i));
+    std::vector<size_t> missing(num_x());
+    std::vector<uint32_t> ground(C, 0);
+    uint32_t gstamp = 0;
+    std::vector<ClassIdx> queue;
+    // Whether every extraction of the part uses a or b: without them some mandatory class of
+    // the part has no acyclic way to be computed.
+    auto covering = [&](ClassIdx a, ClassIdx b) {
+      ++gstamp;
+      queue.clear();
+      auto grounded = [&](size_t i) {
+        const ClassIdx c = g_.nodes[node_of_col_[i]].eclass;
+        if (c == a || c == b || ground[c] == gstamp) return;
+        ground[c] = gstamp;
+        queue.push_back(c);
+      };
+      for (size_t i = 0; i < num_x(); ++i) {
+        missing[i] = col_kids_[i].size();
+        if (missing[i] == 0) grounded(i);
+      }
+      steps += static_cast<int64_t>(num_x());
+      for (size_t h = 0; h < queue.size(); ++h)
+        for (int r : readers[queue[h]]) {
+          ++steps;
+          if (--missing[static_cast<size_t>(r)] == 0) grounded(static_cast<size_t>(r));
+        }
+      for (ClassIdx m : part_mandatory)
+        if (ground[m] != gstamp) return true;
+      return false;
+    };
+    for (size_t i = 0; i < frac.size() && steps < kMaxSteps; ++i)
+      for (size_t j = i + 1; j < frac.size() && steps < kMaxSteps; ++j) {
+        const ClassIdx a = frac[i], b = frac[j];
+        if (value(a) + value(b) < 1.0 - kEps || !covering(a, b)) continue;
+        add_item({a, b});
+      }
+  }
+
+  int added = 0;
+  std::map<int, double> row;
+  // The rows appended this round (two items may have the same region); a row of an earlier
+  // round holds in this LP.
+  std::set<std::map<int, double>> appended;
+  // An item's own row, where the LP violates it (a pair: the LP provides a through the
+  // relu of b's provider, and so on).
+  for (const Item& item : items) {
+    if (added >= kMaxCuts) return added;
+    row.clear();
+    for (ClassIdx t : item.leaves)
+      for (int i : class_cols_[t]) row[i] = 1.0;
+    for (int e : item.exits) row[e] = 1.0;
+    double lhs = 0.0;
+    for (const auto& [i, v] : row) lhs += v * x[i];
+    if (lhs > 1.0 - 1e-4 || !appended.insert(row).second) continue;
+    append_row(row, 1.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    ++added;
   }
   const auto adj = shared_key_graph(users, items.size(), kMaxUsers);
-  int added = 0;
   std::map<int, int> col_count;       // exit column -> rows holding it
   std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
-  std::map<int, double> row;
   for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
-    const std::array<ClassIdx, 3> tri{items[a].cls, items[b].cls, items[c].cls};
-    if (seen_deep_.count(tri)) return true;
     leaf_count.clear();
     col_count.clear();
     for (uint32_t m : {a, b, c}) {
@@ -363,8 +446,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
     double lhs = 0.0;
     for (const auto& [i, v] : row) lhs += v * x[i];
-    if (lhs > 2.0 - 1e-4) return true;
-    seen_deep_.insert(tri);
+    if (lhs > 2.0 - 1e-4 || !appended.insert(row).second) return true;
     append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
     return ++added < kMaxCuts;
   });

@@ -17,6 +17,8 @@ namespace tensat::extract::testing {
 // C2 = matmul(A, B2) or split1(M), M = matmul(A, concat(B1, B2)). Separate matmuls cost
 // 1.0 each; the merged one 1.5 plus a 0.1 concat. Greedy (tree and DAG) keeps both
 // separate (2.0); sharing the merged matmul costs 1.6.
+constexpr ClassIdx kNoClass = ~ClassIdx{0};
+
 inline ExtractGraph matmul_merge() {
   ExtractGraph g;
   const ClassIdx a = g.add_class("A"), b1 = g.add_class("B1"), b2 = g.add_class("B2");
@@ -286,6 +288,49 @@ inline ExtractGraph deep_merged_triangle() {
     g.add_node(s, "split", {m}, 0.1);
     g.add_node(v[i], "split_0", {s}, 0.0);
     g.add_node(v[j], "split_1", {s}, 0.0);
+  }
+  g.roots = {out};
+  return g;
+}
+
+// The deep merged triangle where the third output is read plain or relu'd: A and B are
+// mandatory relu'd convs; the third conv's output C (plain) and RC (relu'd) are each read by
+// one form of the mandatory Y = relu(concat(C, D)) | concat(RC, relu(D)), so neither is
+// mandatory, but every extraction uses one of them. Each output is a conv alone (3) or a half
+// of a pairwise-merged conv M (4: AB, AC, BC), split plain (split(M), 0.1) or relu'd
+// (split(relu(M)), 0.1 + 0.1); C can also be relu'd on its own (0.1). The LP takes the three
+// merges at 1/2; the mandatory items' rows (A, B, Y) do not cut it (Y's region holds D, always
+// used), the pair {C, RC} as the third item does (separation.cpp).
+inline ExtractGraph deep_merged_triangle_with_twin() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), a = g.add_class("A"), b = g.add_class("B"), c = g.add_class("C"),
+                 rc = g.add_class("RC"), d = g.add_class("D"), rd = g.add_class("RD"), y = g.add_class("Y"),
+                 z = g.add_class("Z");
+  g.add_node(out, "Noop", {a, b, y}, 0.0);
+  g.add_node(y, "relu", {z}, 0.1);
+  g.add_node(z, "concat", {c, d}, 0.1);
+  g.add_node(y, "concat", {rc, rd}, 0.1);
+  g.add_node(d, "conv_d", {}, 1.0);
+  g.add_node(rd, "relu", {d}, 0.1);
+  g.add_node(a, "conv_relu", {}, 3.0);
+  g.add_node(b, "conv_relu", {}, 3.0);
+  g.add_node(c, "conv", {}, 3.0);
+  g.add_node(rc, "relu", {c}, 0.1);
+  // Per merge: the classes its halves provide, plain and relu'd.
+  const struct {
+    ClassIdx plain[2], relu[2];
+  } merges[] = {{{kNoClass, kNoClass}, {a, b}}, {{kNoClass, c}, {a, rc}}, {{kNoClass, c}, {b, rc}}};
+  for (const auto& m : merges) {
+    const ClassIdx conv = g.add_class(), split = g.add_class(), relu = g.add_class(), rsplit = g.add_class();
+    g.add_node(conv, "conv_merged", {}, 4.0);
+    g.add_node(split, "split", {conv}, 0.1);
+    g.add_node(relu, "relu", {conv}, 0.1);
+    g.add_node(rsplit, "split", {relu}, 0.1);
+    for (int h = 0; h < 2; ++h) {
+      const std::string half = "split_" + std::to_string(h);
+      if (m.plain[h] != kNoClass) g.add_node(m.plain[h], half, {split}, 0.0);
+      g.add_node(m.relu[h], half, {rsplit}, 0.0);
+    }
   }
   g.roots = {out};
   return g;

@@ -356,8 +356,21 @@ void expect_lp_proof_with(const ExtractGraph& g, double best, void (*set)(IlpOpt
 
 // The path cut closes the LP where a class reaches one conv along two paths, each of which
 // has another way out (tests/extract/builders.h); without it CBC has to prove the optimum.
+// (The deep odd cover's own row for A is the same row here: off, to test the path cut.)
 TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
-  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) { o.path_cuts = on; });
+  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
+    o.odd_cover_cuts = false;
+    o.path_cuts = on;
+  });
+}
+
+// ... and so does the deep odd cover's own row of the mandatory class A (its region's leaf T
+// plus its exits, separation.cpp).
+TEST(Ilp, DeepOddCoverRowOfOneItemClosesTwoPathsToOneConv) {
+  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
+    o.path_cuts = false;
+    o.odd_cover_cuts = on;
+  });
 }
 
 // The deep odd cover closes the merged triangle whose merges are two levels below the
@@ -365,6 +378,16 @@ TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
 // test fails with the deep one switched off: proof "cbc").
 TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
   expect_lp_proof_with(testing::deep_merged_triangle(), 7.3, [](IlpOptions& o, bool on) {
+    o.path_cuts = false;
+    o.odd_cover_cuts = on;
+  });
+}
+
+// The deep odd cover with a pair of classes as its third item: C (plain) and RC (relu'd) are
+// each avoidable but not both (tests/extract/builders.h). The mandatory items alone give no
+// violated row (checked with the pairs switched off in separation.cpp: proof "cbc").
+TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
+  expect_lp_proof_with(testing::deep_merged_triangle_with_twin(), 8.4, [](IlpOptions& o, bool on) {
     o.path_cuts = false;
     o.odd_cover_cuts = on;
   });
@@ -384,6 +407,7 @@ TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
   cases.push_back({"two paths", testing::two_paths_to_one_conv(), 12.0});
   cases.push_back({"deep triangle", testing::deep_merged_triangle(), 7.3});
   cases.push_back({"triangle", testing::merged_triangle(true), 2.3});
+  cases.push_back({"deep triangle with twin", testing::deep_merged_triangle_with_twin(), 8.4});
   for (uint32_t seed = 0; seed < 40; ++seed)
     cases.push_back({"random " + std::to_string(seed), testing::random_egraph(seed, 9, seed % 2 == 0), std::nan("")});
   for (uint32_t seed = 0; seed < 20; ++seed)
