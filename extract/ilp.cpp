@@ -104,11 +104,12 @@ struct Progress {
   void raise_restricted(double b, const char* who) { raise(std::min(cap, b), who); }
 };
 
-// A second start, guided by the bound (phase 3b): the extraction that is cheapest in the
+// A second start, guided by the bound (phase 4): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
 // every landmark), so one with little residual cost is near the bound; when its real cost
-// meets the bound, it is optimal and neither the LPs (those not started yet beside it) nor CBC
-// run (NasRNN, table v1: 0.146 -> 0.029 s).
+// meets the bound, it is optimal and CBC does not run (NasRNN, table v1: 0.146 -> 0.029 s,
+// when it was taken before the LPs; since 2026-11-26 it is taken after them, only where they
+// leave the problem open).
 // Greedy DAG on the residual costs, then the local search on the real costs, both without
 // the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
 // better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "extract/formulation.h"
@@ -405,6 +406,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     };
     for (size_t i = 0; i < frac.size() && steps < kMaxSteps; ++i)
       for (size_t j = i + 1; j < frac.size() && steps < kMaxSteps; ++j) {
+        ++steps;
         const ClassIdx a = frac[i], b = frac[j];
         if (value(a) + value(b) < 1.0 - kEps || !covering(a, b)) continue;
         add_item({a, b});
@@ -413,23 +415,18 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
 
   int added = 0;
   std::map<int, double> row;
-  // The rows appended this round (two items may have the same region); a row of an earlier
-  // round holds in this LP.
-  std::set<std::map<int, double>> appended;
-  // An item's own row, where the LP violates it (a pair: the LP provides a through the
-  // relu of b's provider, and so on).
-  for (const Item& item : items) {
-    if (added >= kMaxCuts) return added;
-    row.clear();
-    for (ClassIdx t : item.leaves)
-      for (int i : class_cols_[t]) row[i] = 1.0;
-    for (int e : item.exits) row[e] = 1.0;
+  // The rows appended this round, with their right-hand side (two items may have the same
+  // region, and a triangle's row may have the columns and coefficients of an item's own row);
+  // a row of an earlier round holds in this LP.
+  std::set<std::pair<double, std::map<int, double>>> appended;
+  auto append_if_violated = [&](double rhs) {
     double lhs = 0.0;
     for (const auto& [i, v] : row) lhs += v * x[i];
-    if (lhs > 1.0 - 1e-4 || !appended.insert(row).second) continue;
-    append_row(row, 1.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
-    ++added;
-  }
+    if (lhs > rhs - 1e-4 || !appended.emplace(rhs, row).second) return false;
+    append_row(row, rhs, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
+    return true;
+  };
+  // The triangles' rows first (the stronger ones; they share the cap with the own rows).
   const auto adj = shared_key_graph(users, items.size(), kMaxUsers);
   std::map<int, int> col_count;       // exit column -> rows holding it
   std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
@@ -444,12 +441,19 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     for (const auto& [t, n] : leaf_count)
       for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
     for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
-    double lhs = 0.0;
-    for (const auto& [i, v] : row) lhs += v * x[i];
-    if (lhs > 2.0 - 1e-4 || !appended.insert(row).second) return true;
-    append_row(row, 2.0, COIN_DBL_MAX, rstart, rind, rval, rlb, rub);
-    return ++added < kMaxCuts;
+    if (append_if_violated(2.0)) ++added;
+    return added < kMaxCuts;
   });
+  // An item's own row, where the LP violates it (a pair: the LP provides a through the relu
+  // of b's provider, and so on).
+  for (const Item& item : items) {
+    if (added >= kMaxCuts) break;
+    row.clear();
+    for (ClassIdx t : item.leaves)
+      for (int i : class_cols_[t]) row[i] = 1.0;
+    for (int e : item.exits) row[e] = 1.0;
+    if (append_if_violated(1.0)) ++added;
+  }
   return added;
 }
 
