@@ -20,6 +20,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -55,6 +56,8 @@ class IlpModel {
   int odd_cover_rows() const { return odd_cover_rows_; }
   /// Path cuts among the separated rows (separate_path_cuts()).
   int path_cut_rows() const { return path_cut_rows_; }
+  /// Exclusive-reader rows among the separated rows (separate_exclusive_readers()).
+  int exclusive_rows() const { return exclusive_rows_; }
   int landmark_rows() const { return landmark_rows_; }
   /// The column of node n, or -1 (not a candidate).
   int col_of(NodeIdx n) const { return col_of_node_[n]; }
@@ -113,6 +116,8 @@ class IlpModel {
   void ensure_col_kids();
   int separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                          std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+  int separate_exclusive_readers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                 std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
 
   // A child class the model gives no variable: free, or outside the block.
   bool given(ClassIdx k) const { return red_.class_free[k] || !in_part(k); }
@@ -139,6 +144,11 @@ class IlpModel {
   int separated_rows_ = 0;
   int odd_cover_rows_ = 0;
   int path_cut_rows_ = 0;
+  int exclusive_rows_ = 0;
+  // What separate_exclusive_readers() needs of the part's structure (separation.cpp), built on
+  // its first call; null until then.
+  struct ReachIndex;
+  std::shared_ptr<ReachIndex> reach_;
   int base_rows_ = -1;  // rows before the first separation round (separate())
   std::vector<int> path_row_ids_;  // the path cuts' rows
   int landmark_rows_ = 0;

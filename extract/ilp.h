@@ -80,6 +80,11 @@ struct IlpOptions {
   /// them dropped, 22.5k kept, 94k not enough with 20 rounds of them). Off only for experiments.
   bool path_cuts = true;
   int path_cut_rounds = 2;
+  /// Exclusive-reader rows in the LP rounds (separation.cpp): the nodes reading a class K
+  /// from classes no extraction uses together need K once each, so their sum is at most
+  /// x(K) (Inception-v3: concat trees of different shapes sharing a subtree). Off only for
+  /// experiments.
+  bool exclusive_readers = true;
   /// Split the ILP into independent blocks at the mandatory classes (blocks.h) where the
   /// class graph is acyclic: one small LP and CBC run per block, the bound their sum. Off
   /// only for experiments (one ILP over everything).

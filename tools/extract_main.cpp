@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
                  "after the warm start (default: tied to the e-graph's size, see extract/README.md)");
   bool no_landmarks = false;
   app.add_flag("--no-landmarks", no_landmarks, "ILP without the LM-cut bound, elimination and landmark rows");
-  bool no_blocks = false, no_odd_covers = false, serial_lps = false, no_path_cuts = false;
+  bool no_blocks = false, no_odd_covers = false, serial_lps = false, no_path_cuts = false, no_exclusive = false;
   app.add_flag("--no-path-cuts", no_path_cuts, "no path cuts in the LP rounds (extract/formulation.h)");
+  app.add_flag("--no-exclusive-readers", no_exclusive, "no exclusive-reader rows in the LP rounds (extract/separation.cpp)");
   app.add_flag("--serial-lps", serial_lps, "the parts' LPs one after the other, not in parallel (the same result)");
   app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
   app.add_flag("--no-odd-covers", no_odd_covers, "ILP without the odd-cover cuts (extract/formulation.h)");
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
     opts.ilp.parallel_lps = !serial_lps;
     opts.ilp.path_cuts = !no_path_cuts;
     opts.ilp.odd_cover_cuts = !no_odd_covers;
+    opts.ilp.exclusive_readers = !no_exclusive;
     opts.ilp.cbc_log_level = cbc_log;
     if (app.count("--cbc-args")) {
       opts.ilp.cbc_args.clear();

@@ -336,4 +336,48 @@ inline ExtractGraph deep_merged_triangle_with_twin() {
   return g;
 }
 
+// Two readers of K on one chain: P = g(K, Q) (0) | a leaf (5), Q = q(K) (0) | a leaf (5), K a
+// leaf (1). The optimum, 1, uses g, q and K: K's readers g and q are used together, through
+// g's child Q (no fork: one node reaches both). A row g + q <= x(K) would cut it off (LP 5).
+inline ExtractGraph reader_chain() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), p = g.add_class("P"), q = g.add_class("Q"), k = g.add_class("K");
+  g.add_node(out, "relu", {p}, 0.0);
+  g.add_node(p, "g", {k, q}, 0.0);
+  g.add_node(p, "leaf_p", {}, 5.0);
+  g.add_node(q, "q", {k}, 0.0);
+  g.add_node(q, "leaf_q", {}, 5.0);
+  g.add_node(k, "conv", {}, 1.0);
+  g.roots = {out};
+  return g;
+}
+
+// Concat trees of different shapes: Y = [a b c d] (a leaf each, cost 1) as any binary tree of
+// concats (cost 1 each): Y = concat(abc, d) | concat(ab, cd) | concat(a, bcd), abc = concat(ab, c)
+// | concat(a, bc), bcd = concat(bc, d) | concat(b, cd). Every tree needs three concats, 7 in
+// all; the LP takes concat(abc, d) and concat(a, bcd) at 1/2, both through bc, which pays 1/2
+// once for the two (6.5): abc and bcd are never used together (no node reads both, or reads
+// one through a child and the other through another), so their nodes reading bc exclude each
+// other (the exclusive-reader row, separation.cpp).
+inline ExtractGraph concat_tree_shapes() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), y = g.add_class("Y"), a = g.add_class("a"), b = g.add_class("b"),
+                 c = g.add_class("c"), d = g.add_class("d"), ab = g.add_class("ab"), bc = g.add_class("bc"),
+                 cd = g.add_class("cd"), abc = g.add_class("abc"), bcd = g.add_class("bcd");
+  g.add_node(out, "relu", {y}, 0.0);
+  for (ClassIdx leaf : {a, b, c, d}) g.add_node(leaf, "conv", {}, 1.0);
+  g.add_node(ab, "concat", {a, b}, 1.0);
+  g.add_node(bc, "concat", {b, c}, 1.0);
+  g.add_node(cd, "concat", {c, d}, 1.0);
+  g.add_node(abc, "concat", {ab, c}, 1.0);
+  g.add_node(abc, "concat", {a, bc}, 1.0);
+  g.add_node(bcd, "concat", {bc, d}, 1.0);
+  g.add_node(bcd, "concat", {b, cd}, 1.0);
+  g.add_node(y, "concat", {abc, d}, 1.0);
+  g.add_node(y, "concat", {ab, cd}, 1.0);
+  g.add_node(y, "concat", {a, bcd}, 1.0);
+  g.roots = {out};
+  return g;
+}
+
 }  // namespace tensat::extract::testing

@@ -356,20 +356,42 @@ void expect_lp_proof_with(const ExtractGraph& g, double best, void (*set)(IlpOpt
 
 // The path cut closes the LP where a class reaches one conv along two paths, each of which
 // has another way out (tests/extract/builders.h); without it CBC has to prove the optimum.
-// (The deep odd cover's own row for A is the same row here: off, to test the path cut.)
+// (The deep odd cover's own row for A and the exclusive-reader row of T are the same row
+// here: off, to test the path cut.)
 TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
   expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
     o.odd_cover_cuts = false;
+    o.exclusive_readers = false;
     o.path_cuts = on;
   });
 }
 
 // ... and so does the deep odd cover's own row of the mandatory class A (its region's leaf T
-// plus its exits, separation.cpp).
+// plus its exits, separation.cpp) ...
 TEST(Ilp, DeepOddCoverRowOfOneItemClosesTwoPathsToOneConv) {
   expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
     o.path_cuts = false;
+    o.exclusive_readers = false;
     o.odd_cover_cuts = on;
+  });
+}
+
+// ... and the exclusive-reader row of T: P and Q are never used together, so u(T) + v(T) <= x(T).
+TEST(Ilp, ExclusiveReadersCloseTwoPathsToOneConv) {
+  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
+    o.path_cuts = false;
+    o.odd_cover_cuts = false;
+    o.exclusive_readers = on;
+  });
+}
+
+// Concat trees of different shapes sharing a subtree (tests/extract/builders.h): the LP pays
+// the shared subtree once for two shapes at 1/2 (6.5); the exclusive-reader row of bc closes it.
+TEST(Ilp, ExclusiveReadersCloseConcatTreesSharingASubtree) {
+  expect_lp_proof_with(testing::concat_tree_shapes(), 7.0, [](IlpOptions& o, bool on) {
+    o.path_cuts = false;
+    o.odd_cover_cuts = false;
+    o.exclusive_readers = on;
   });
 }
 
@@ -408,6 +430,8 @@ TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
   cases.push_back({"deep triangle", testing::deep_merged_triangle(), 7.3});
   cases.push_back({"triangle", testing::merged_triangle(true), 2.3});
   cases.push_back({"deep triangle with twin", testing::deep_merged_triangle_with_twin(), 8.4});
+  cases.push_back({"concat tree shapes", testing::concat_tree_shapes(), 7.0});
+  cases.push_back({"reader chain", testing::reader_chain(), 1.0});
   for (uint32_t seed = 0; seed < 40; ++seed)
     cases.push_back({"random " + std::to_string(seed), testing::random_egraph(seed, 9, seed % 2 == 0), std::nan("")});
   for (uint32_t seed = 0; seed < 20; ++seed)
