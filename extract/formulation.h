@@ -11,9 +11,11 @@
 //   * landmark rows "sum of x over a landmark >= 1" (lm_cut.h's LM-cut landmarks);
 //   * separated in rounds (only rows the LP optimum violates): node-level requirement rows,
 //     odd-cover cuts over triples of mandatory classes that share their providers (as direct
-//     child classes, or as the leaves of what their columns in use reach: deep odd covers),
-//     and in the first rounds path cuts (a class used => a class all its paths lead to, or an
-//     exit of them); before CBC the slack separated rows and the path cuts are dropped;
+//     child classes, or as the leaves of what their columns reach: deep odd covers, whose
+//     items are also pairs of classes one of which is always used), exclusive-reader rows (the
+//     readers of a class from classes no extraction uses together: their sum <= its x), and in
+//     the first rounds path cuts (a class used => a class all its paths lead to, or an exit of
+//     them); before CBC the slack separated rows and the path cuts are dropped;
 //   * cycle cuts (added lazily) or the paper's topological-order constraints.
 #pragma once
 

@@ -361,10 +361,10 @@ void take_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress
   const auto level = part.whole ? spdlog::level::debug : spdlog::level::trace;  // a line per block: trace
   if (spdlog::should_log(level))
     spdlog::log(level,
-                "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts), {} "
-                "landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
+                "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts, {} "
+                "exclusive-reader rows), {} landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
                 seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(), model.separated_rows(),
-                model.odd_cover_rows(), model.landmark_rows(), model.cycle_cuts(), lp,
+                model.odd_cover_rows(), model.exclusive_rows(), model.landmark_rows(), model.cycle_cuts(), lp,
                 part_cost(g, model, p.incumbent));
   if (!model.lp_solved() || part.closed(opts, g, p.incumbent)) return;
   const Choice lp_choice = model.decode(model.lp().getColSolution(), &p.incumbent);

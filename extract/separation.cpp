@@ -621,7 +621,7 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
   constexpr double kEps = 1e-6, kViolation = 1e-4;
   constexpr size_t kMaxClasses = 4096;
   constexpr int kMaxCuts = 500;
-  constexpr int64_t kMaxSteps = 2'000'000;  // fork-column visits per round
+  constexpr int64_t kMaxSteps = 2'000'000;  // fork children, entries and child classes visited per round
   if (num_x() == 0) return 0;
   ensure_col_kids();
   const size_t C = g_.classes.size();
@@ -715,10 +715,11 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
     if (const auto it = r.apart.find(key); it != r.apart.end()) return it->second;
     const int dp = r.dense[p], dq = r.dense[q];
     auto one_side = [](const std::vector<int>& a, const std::vector<int>& b) {
-      // No i in a, j in b with i != j: both empty-free and the same single element, or one empty.
+      // No i in a and j in b with i != j: one of them empty, or both the same single element.
       return a.empty() || b.empty() || (a.size() == 1 && b.size() == 1 && a[0] == b[0]);
     };
     std::vector<int> a, b;
+    steps += static_cast<int64_t>(r.entries.size());
     for (size_t e = 0; e < r.entries.size(); ++e) {
       if (r.entry_reaches(e, dp)) a.push_back(static_cast<int>(e));
       if (r.entry_reaches(e, dq)) b.push_back(static_cast<int>(e));
@@ -764,10 +765,12 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
     chosen.clear();
     double lhs = 0.0;
     for (int i : cand) {
+      if (steps > kMaxSteps) break;
       bool ok = true;
       for (int j : chosen) {
         const ClassIdx p = cls_of(i), q = cls_of(j);
         if (p == q) continue;
+        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() + col_kids_[static_cast<size_t>(j)].size());
         if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) {
           ok = false;
           break;

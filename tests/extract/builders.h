@@ -352,6 +352,41 @@ inline ExtractGraph reader_chain() {
   return g;
 }
 
+// Two readers of K under two entries: out = add(E1, E2); E1 = u(K) (1) | a leaf (100), E2 =
+// v(K) (1) | a leaf (100), K a conv (10). E1 and E2 are mandatory, so with blocks {E1, E2, K}
+// is a block read by `add` from outside: u and v are used together (the optimum, 12).
+inline ExtractGraph readers_under_two_entries() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), e1 = g.add_class("E1"), e2 = g.add_class("E2"), k = g.add_class("K");
+  g.add_node(out, "add", {e1, e2}, 0.0);
+  g.add_node(e1, "u", {k}, 1.0);
+  g.add_node(e1, "leaf_1", {}, 100.0);
+  g.add_node(e2, "v", {k}, 1.0);
+  g.add_node(e2, "leaf_2", {}, 100.0);
+  g.add_node(k, "conv", {}, 10.0);
+  g.roots = {out};
+  return g;
+}
+
+// Two readers of T under a fork: out = relu(A); A = add(P, Q) (1) | a leaf (50); P = u(T) (1) |
+// a leaf (100); Q = v(T) (1) | a leaf (100); T a conv (10). The optimum, 13, uses u and v
+// together, below the fork add(P, Q).
+inline ExtractGraph readers_under_a_fork() {
+  ExtractGraph g;
+  const ClassIdx out = g.add_class("out"), a = g.add_class("A"), p = g.add_class("P"), q = g.add_class("Q"),
+                 t = g.add_class("T");
+  g.add_node(out, "relu", {a}, 0.0);
+  g.add_node(a, "add", {p, q}, 1.0);
+  g.add_node(a, "leaf_a", {}, 50.0);
+  g.add_node(p, "u", {t}, 1.0);
+  g.add_node(p, "leaf_p", {}, 100.0);
+  g.add_node(q, "v", {t}, 1.0);
+  g.add_node(q, "leaf_q", {}, 100.0);
+  g.add_node(t, "conv", {}, 10.0);
+  g.roots = {out};
+  return g;
+}
+
 // Concat trees of different shapes: Y = [a b c d] (a leaf each, cost 1) as any binary tree of
 // concats (cost 1 each): Y = concat(abc, d) | concat(ab, cd) | concat(a, bcd), abc = concat(ab, c)
 // | concat(a, bc), bcd = concat(bc, d) | concat(b, cd). Every tree needs three concats, 7 in

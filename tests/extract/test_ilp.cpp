@@ -1,6 +1,7 @@
 // Tests of the CBC ILP extractor: cases greedy gets wrong, cycles, order constraints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "extract/blocks.h"
 #include "extract/formulation.h"
 #include "extract/greedy.h"
 #include "extract/ilp.h"
@@ -385,6 +387,25 @@ TEST(Ilp, ExclusiveReadersCloseTwoPathsToOneConv) {
   });
 }
 
+// Readers of one class that one extraction uses together, through two entries of a block
+// (E1, E2: mandatory, read by one node outside their block) or through a fork (one node reading
+// P and Q): no exclusive-reader row may join them (tests/extract/builders.h). With blocks and
+// without, the ILP finds the brute-force optimum; the LP bound never exceeds it.
+TEST(Ilp, ExclusiveReadersKeepReadersUsedTogether) {
+  for (const auto& [name, g] : {std::pair{"two entries", testing::readers_under_two_entries()},
+                                std::pair{"fork", testing::readers_under_a_fork()}}) {
+    const double best = testing::brute_force_optimum(g);
+    for (bool blocks : {true, false}) {
+      IlpOptions opts;
+      opts.landmarks = false;
+      opts.blocks = blocks;
+      const ExtractResult r = extract_ilp(g, opts);
+      EXPECT_EQ(r.status, "optimal") << name << " blocks " << blocks;
+      EXPECT_NEAR(r.dag_cost, best, 1e-9) << name << " blocks " << blocks;
+    }
+  }
+}
+
 // Concat trees of different shapes sharing a subtree (tests/extract/builders.h): the LP pays
 // the shared subtree once for two shapes at 1/2 (6.5); the exclusive-reader row of bc closes it.
 TEST(Ilp, ExclusiveReadersCloseConcatTreesSharingASubtree) {
@@ -401,6 +422,7 @@ TEST(Ilp, ExclusiveReadersCloseConcatTreesSharingASubtree) {
 TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
   expect_lp_proof_with(testing::deep_merged_triangle(), 7.3, [](IlpOptions& o, bool on) {
     o.path_cuts = false;
+    o.exclusive_readers = false;
     o.odd_cover_cuts = on;
   });
 }
@@ -411,6 +433,7 @@ TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
 TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
   expect_lp_proof_with(testing::deep_merged_triangle_with_twin(), 8.4, [](IlpOptions& o, bool on) {
     o.path_cuts = false;
+    o.exclusive_readers = false;
     o.odd_cover_cuts = on;
   });
 }
@@ -432,13 +455,15 @@ TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
   cases.push_back({"deep triangle with twin", testing::deep_merged_triangle_with_twin(), 8.4});
   cases.push_back({"concat tree shapes", testing::concat_tree_shapes(), 7.0});
   cases.push_back({"reader chain", testing::reader_chain(), 1.0});
+  cases.push_back({"readers under a fork", testing::readers_under_a_fork(), 13.0});
   for (uint32_t seed = 0; seed < 40; ++seed)
     cases.push_back({"random " + std::to_string(seed), testing::random_egraph(seed, 9, seed % 2 == 0), std::nan("")});
   for (uint32_t seed = 0; seed < 20; ++seed)
     cases.push_back({"merge " + std::to_string(seed), testing::merge_egraph(seed, 3 + seed % 2), std::nan("")});
   for (uint32_t seed = 0; seed < 8; ++seed)
     cases.push_back({"chain " + std::to_string(seed), testing::module_chain(seed, 2, 3), std::nan("")});
-  int checked = 0;
+  cases.push_back({"readers under two entries", testing::readers_under_two_entries(), 12.0});
+  int checked = 0, split = 0;
   for (const Case& c : cases) {
     const double best = testing::brute_force_optimum(c.g);
     if (!std::isfinite(best)) continue;
@@ -454,9 +479,34 @@ TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
       EXPECT_NEAR(best, c.exact, 1e-12) << c.name;
       EXPECT_NEAR(lp, c.exact, 1e-9) << c.name;
     }
+    // Split into blocks (the rows then see the block's entries): the blocks' LP bounds plus
+    // the cheapest node of each one-class block never exceed the optimum either.
+    const Requirements req = requirements(c.g, red);
+    const Blocks blocks = find_blocks(c.g, red, req);
+    if (blocks.count() > 1) {
+      double total = 0.0;
+      for (const auto& classes : blocks.classes) {
+        if (classes.size() == 1) {
+          double cheapest = std::numeric_limits<double>::infinity();
+          for (NodeIdx n : c.g.classes[classes[0]].nodes)
+            if (red.node_alive[n]) cheapest = std::min(cheapest, c.g.nodes[n].cost);
+          total += cheapest;
+          continue;
+        }
+        std::vector<char> mask(c.g.classes.size(), 0);
+        for (ClassIdx k : classes) mask[k] = 1;
+        IlpModel part(c.g, red, opts, &req, &mask);
+        int64_t part_work = 1'000'000;
+        total += part.separate(part_work, IlpModel::Clock::now() + std::chrono::seconds(10), 20);
+        ASSERT_TRUE(part.lp_solved()) << c.name;
+      }
+      EXPECT_LE(total, best + 1e-9) << c.name << " (blocks)";
+      ++split;
+    }
     ++checked;
   }
   EXPECT_GE(checked, 60);
+  EXPECT_GE(split, 3);
 }
 
 // Split into blocks (extract/blocks.h), the ILP finds the same optimum as brute force and as
