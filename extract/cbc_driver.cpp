@@ -96,9 +96,10 @@ class SearchHandler : public CbcEventHandler {
     int& seen = s.iterations_seen[model_];
     s.work += s.event_work + s.iteration_work * std::max(0, m->getIterationCount() - seen);
     seen = m->getIterationCount();
-    spdlog::trace("ilp: CBC event {} #{} at {:.3f} s: work {:.0f}, nodes {}, solutions {}, best {}",
+    spdlog::trace("ilp: CBC event {} #{} at {:.3f} s: work {:.0f}, nodes {}, solutions {}, best {}, bound {}",
                   static_cast<int>(e), s.events, m->getCurrentSeconds(), s.work, m->getNodeCount(),
-                  m->getSolutionCount(), m->getSolutionCount() ? m->getMinimizationObjValue() : 0.0);
+                  m->getSolutionCount(), m->getSolutionCount() ? m->getMinimizationObjValue() : 0.0,
+                  m->getBestPossibleObjValue());
     if (s.dive_passes > 0 && s.dives_capped == 0)
       for (int i = 0; i < m->numberHeuristics(); ++i)
         if (auto* dive = dynamic_cast<CbcHeuristicDive*>(m->heuristic(i))) {

@@ -4,10 +4,11 @@ extraction section):
 
 1. --ilp-work 25000 --ilp-stall-work 0: the ILP splits into its 42 blocks and proves the
    optimum (status "optimal", gap 0) within the budget (extract/README.md, "Blocks").
-2. --ilp-work 10000 alone: the default stall stop (a quarter of the budget without a better
+2. --ilp-work 6000 alone: the default stall stop (a quarter of the budget without a better
    extraction) ends CBC on a block whose start is already optimal, before the proof: status
-   "stalled-*", the same extraction cost, a positive gap. (Since the deep odd covers' pairs,
-   2026-11-26, 25000 units with the stall stop prove it: 10 795 units.)
+   "stalled-*", the same extraction cost, a positive gap. (Since 2026-11-26, with the deep odd
+   covers' pairs, the exclusive-reader rows and one root cut pass in CBC, the default budget,
+   10 000, proves it with about 5 000 units.)
 
 usage: ilp_flags.py ONNX_TENSAT INCEPTIONV3.onnx
 """
@@ -51,7 +52,7 @@ def main():
         check(ex["gap"] is not None and ex["gap"] < 1e-9, f"--ilp-stall-work 0: gap {ex['gap']} is 0")
         check(ex["work_budget"] == 25000, f"--ilp-work 25000: budget {ex['work_budget']}")
         check(ex["blocks"] > 1, f"the ILP split into {ex['blocks']} blocks")
-        stalled = run(a.tool, a.model, tmp, ["--ilp-work", "10000"])
+        stalled = run(a.tool, a.model, tmp, ["--ilp-work", "6000"])
         ex2 = stalled["extraction"]
         check(ex2["status"].startswith("stalled-"), f"default stall stop: status {ex2['status']} is stalled-*")
         check(ex2["gap"] is not None and ex2["gap"] > 0, f"default stall stop: gap {ex2['gap']} is open")
