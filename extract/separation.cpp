@@ -708,8 +708,9 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
   ReachIndex& r = *reach_;
   if (!r.ok) return 0;
   int64_t steps = 0;
-  // Whether (within the part's structure) one extraction can use both classes p != q through
-  // two different entries or a fork.
+  // Whether no extraction can use both classes p != q through two different entries or a fork
+  // (judged over the part's structure; the chain through r's or s's children is checked per
+  // column below).
   auto classes_apart = [&](ClassIdx p, ClassIdx q) {
     const auto key = std::minmax(p, q);
     if (const auto it = r.apart.find(key); it != r.apart.end()) return it->second;
