@@ -297,6 +297,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   struct Item {
     std::vector<ClassIdx> leaves;  // sorted
     std::vector<int> exits;        // columns, sorted
+    double lhs = 0.0;              // its own row's left-hand side at x
   };
   std::vector<Item> items;
   std::vector<uint32_t> mark(C, 0);
@@ -353,6 +354,8 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     if (!fractional) return;
     std::sort(item.leaves.begin(), item.leaves.end());
     std::sort(item.exits.begin(), item.exits.end());
+    for (ClassIdx t : item.leaves) item.lhs += value(t);
+    for (int e : item.exits) item.lhs += x[e];
     const auto f = static_cast<uint32_t>(items.size());
     for (ClassIdx t : item.leaves) users[t].push_back(f);
     items.push_back(std::move(item));
@@ -428,19 +431,39 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   };
   // The triangles' rows first (the stronger ones; they share the cap with the own rows).
   const auto adj = shared_key_graph(users, items.size(), kMaxUsers);
-  std::map<int, int> col_count;       // exit column -> rows holding it
-  std::map<ClassIdx, int> leaf_count;  // leaf -> rows holding it
-  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
-    leaf_count.clear();
-    col_count.clear();
-    for (uint32_t m : {a, b, c}) {
-      for (ClassIdx t : items[m].leaves) ++leaf_count[t];
-      for (int e : items[m].exits) ++col_count[e];
+  // The three items' leaves (or exits) merged, sorted: each run of equal ones is one leaf and
+  // how many of the rows hold it.
+  std::vector<ClassIdx> leaves3, leaves2;
+  std::vector<int> exits3, exits2;
+  auto merge3 = [](const auto& p, const auto& q, const auto& r, auto& tmp, auto& out) {
+    tmp.resize(p.size() + q.size());
+    std::merge(p.begin(), p.end(), q.begin(), q.end(), tmp.begin());
+    out.resize(tmp.size() + r.size());
+    std::merge(tmp.begin(), tmp.end(), r.begin(), r.end(), out.begin());
+  };
+  // Calls f(element, count) per run.
+  auto runs = [](const auto& v, auto&& f) {
+    for (size_t i = 0, j; i < v.size(); i = j) {
+      for (j = i + 1; j < v.size() && v[j] == v[i]; ++j) {
+      }
+      f(v[i], static_cast<int>(j - i));
     }
+  };
+  for_each_triangle(adj, kMaxTriangles, [&](uint32_t a, uint32_t b, uint32_t c) {
+    // The row's left-hand side is at least half the three own rows' (ceil(n/2) >= n/2): most
+    // triangles are met by that alone, without merging anything.
+    if (items[a].lhs + items[b].lhs + items[c].lhs > 2.0 * (2.0 - 1e-4)) return true;
+    merge3(items[a].leaves, items[b].leaves, items[c].leaves, leaves2, leaves3);
+    merge3(items[a].exits, items[b].exits, items[c].exits, exits2, exits3);
+    double lhs = 0.0;
+    runs(leaves3, [&](ClassIdx t, int n) { lhs += ((n + 1) / 2) * value(t); });
+    runs(exits3, [&](int e, int n) { lhs += ((n + 1) / 2) * x[e]; });
+    if (lhs > 2.0 - 1e-4) return true;  // (the row below adds the same terms)
     row.clear();
-    for (const auto& [t, n] : leaf_count)
+    runs(leaves3, [&](ClassIdx t, int n) {
       for (int i : class_cols_[t]) row[i] += (n + 1) / 2;
-    for (const auto& [e, n] : col_count) row[e] += (n + 1) / 2;
+    });
+    runs(exits3, [&](int e, int n) { row[e] += (n + 1) / 2; });
     if (append_if_violated(2.0)) ++added;
     return added < kMaxCuts;
   });
