@@ -242,19 +242,22 @@ inline ExtractGraph merged_triangle(bool input = false) {
   return g;
 }
 
-// Two paths to one conv: the mandatory class A is either relu(P) or tanh(Q) (cost 1 each) or
-// a leaf (20); P is u(T) (1) or a leaf (100), Q is v(T) (1) or a leaf (100); T is the conv
-// (10). The optimum is 12 (A, P, T by the first path); the LP relaxation takes both paths at
-// 1/2 and pays T at 1/2, 7, since T is required by neither P nor Q. The path cut
-// x(A) <= x(T) + exits (the leaves of A, P, Q) closes it (formulation.h).
-inline ExtractGraph two_paths_to_one_conv() {
+namespace detail {
+// A reaches T along P = u(T) | a leaf (100) and Q = v(T) | a leaf (100); T is a conv (10). A is
+// add(P, Q) (1) | a leaf (50) with `fork`, else relu(P) | tanh(Q) (1 each) | a leaf (20).
+inline ExtractGraph paths_to_one_conv(bool fork) {
   ExtractGraph g;
   const ClassIdx out = g.add_class("out"), a = g.add_class("A"), p = g.add_class("P"), q = g.add_class("Q"),
                  t = g.add_class("T");
-  g.add_node(out, "Noop", {a}, 0.0);
-  g.add_node(a, "relu", {p}, 1.0);
-  g.add_node(a, "tanh", {q}, 1.0);
-  g.add_node(a, "leaf_a", {}, 20.0);
+  g.add_node(out, fork ? "relu" : "Noop", {a}, 0.0);
+  if (fork) {
+    g.add_node(a, "add", {p, q}, 1.0);
+    g.add_node(a, "leaf_a", {}, 50.0);
+  } else {
+    g.add_node(a, "relu", {p}, 1.0);
+    g.add_node(a, "tanh", {q}, 1.0);
+    g.add_node(a, "leaf_a", {}, 20.0);
+  }
   g.add_node(p, "u", {t}, 1.0);
   g.add_node(p, "leaf_p", {}, 100.0);
   g.add_node(q, "v", {t}, 1.0);
@@ -263,6 +266,14 @@ inline ExtractGraph two_paths_to_one_conv() {
   g.roots = {out};
   return g;
 }
+}  // namespace detail
+
+// Two paths to one conv: the mandatory class A is either relu(P) or tanh(Q) (cost 1 each) or
+// a leaf (20); P is u(T) (1) or a leaf (100), Q is v(T) (1) or a leaf (100); T is the conv
+// (10). The optimum is 12 (A, P, T by the first path); the LP relaxation takes both paths at
+// 1/2 and pays T at 1/2, 7, since T is required by neither P nor Q. The path cut
+// x(A) <= x(T) + exits (the leaves of A, P, Q) closes it (formulation.h).
+inline ExtractGraph two_paths_to_one_conv() { return detail::paths_to_one_conv(false); }
 
 // The merged triangle two levels down: three mandatory classes A, B, C, each a conv alone
 // (cost 3) or relu(V) (0.1), where V (not mandatory) is one half of a pairwise-merged conv
@@ -371,21 +382,7 @@ inline ExtractGraph readers_under_two_entries() {
 // Two readers of T under a fork: out = relu(A); A = add(P, Q) (1) | a leaf (50); P = u(T) (1) |
 // a leaf (100); Q = v(T) (1) | a leaf (100); T a conv (10). The optimum, 13, uses u and v
 // together, below the fork add(P, Q).
-inline ExtractGraph readers_under_a_fork() {
-  ExtractGraph g;
-  const ClassIdx out = g.add_class("out"), a = g.add_class("A"), p = g.add_class("P"), q = g.add_class("Q"),
-                 t = g.add_class("T");
-  g.add_node(out, "relu", {a}, 0.0);
-  g.add_node(a, "add", {p, q}, 1.0);
-  g.add_node(a, "leaf_a", {}, 50.0);
-  g.add_node(p, "u", {t}, 1.0);
-  g.add_node(p, "leaf_p", {}, 100.0);
-  g.add_node(q, "v", {t}, 1.0);
-  g.add_node(q, "leaf_q", {}, 100.0);
-  g.add_node(t, "conv", {}, 10.0);
-  g.roots = {out};
-  return g;
-}
+inline ExtractGraph readers_under_a_fork() { return detail::paths_to_one_conv(true); }
 
 // Concat trees of different shapes: Y = [a b c d] (a leaf each, cost 1) as any binary tree of
 // concats (cost 1 each): Y = concat(abc, d) | concat(ab, cd) | concat(a, bcd), abc = concat(ab, c)
