@@ -137,6 +137,7 @@ class IlpModel {
   std::set<std::array<ClassIdx, 3>> seen_odd_;  // triples already cut
   std::set<std::vector<int>> seen_paths_;        // path cuts already added (their columns)
   std::vector<std::vector<ClassIdx>> col_kids_;  // per column: its child classes with columns
+  std::vector<std::vector<int>> col_readers_;    // per class: the columns reading it (ensure_col_kids)
   struct PendingRows {  // rows in addRows() form
     std::vector<int> start{0}, ind;
     std::vector<double> val, lb, ub;

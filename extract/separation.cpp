@@ -245,9 +245,13 @@ int IlpModel::separate_odd_covers(const double* x, std::vector<int>& rstart, std
 void IlpModel::ensure_col_kids() {
   if (!col_kids_.empty() || num_x() == 0) return;
   col_kids_.resize(num_x());
+  col_readers_.assign(g_.classes.size(), {});
   for (size_t i = 0; i < num_x(); ++i)
     for (ClassIdx k : g_.child_classes(node_of_col_[i]))
-      if (!given(k) && !class_cols_[k].empty()) col_kids_[i].push_back(k);
+      if (!given(k) && !class_cols_[k].empty()) {
+        col_kids_[i].push_back(k);
+        col_readers_[k].push_back(static_cast<int>(i));
+      }
 }
 
 // Deep odd-cover cuts: the odd-cover cut (above) with its providers further down. An item is
@@ -364,7 +368,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   for (ClassIdx c = 0; c < C && steps < kMaxSteps; ++c)
     if (!class_cols_[c].empty() && req.mandatory[c] && in_part(c)) add_item({c});
 
-  // Pairs. Per class of the part, the columns reading it, and the mandatory classes.
+  // Pairs: the fractional non-mandatory classes, and the mandatory classes of the part.
   std::vector<ClassIdx> frac, part_mandatory;
   for (ClassIdx c = 0; c < C; ++c) {
     if (class_cols_[c].empty() || !in_part(c)) continue;
@@ -375,9 +379,6 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     }
   }
   if (frac.size() >= 2 && steps < kMaxSteps) {
-    std::vector<std::vector<int>> readers(C);
-    for (size_t i = 0; i < num_x(); ++i)
-      for (ClassIdx k : col_kids_[i]) readers[k].push_back(static_cast<int>(i));
     std::vector<size_t> missing(num_x());
     std::vector<uint32_t> ground(C, 0);
     uint32_t gstamp = 0;
@@ -399,7 +400,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
       }
       steps += static_cast<int64_t>(num_x());
       for (size_t h = 0; h < queue.size(); ++h)
-        for (int r : readers[queue[h]]) {
+        for (int r : col_readers_[queue[h]]) {
           ++steps;
           if (--missing[static_cast<size_t>(r)] == 0) grounded(static_cast<size_t>(r));
         }
@@ -628,7 +629,6 @@ struct IlpModel::ReachIndex {
   std::vector<int> entries;             // dense
   std::vector<uint64_t> entry_bits;     // per entry: R'(e), its reach not through another entry
   std::vector<int> forks;               // columns with two or more child classes
-  std::vector<std::vector<int>> readers;  // per class: the columns reading it
   std::map<std::pair<ClassIdx, ClassIdx>, bool> apart;  // class pairs checked (P < Q)
   bool reaches(int from, int to) const {
     return (bits[static_cast<size_t>(from) * words + static_cast<size_t>(to) / 64] >> (to % 64)) & 1;
@@ -659,9 +659,6 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
         cls.push_back(c);
       }
     const size_t P = cls.size();
-    r.readers.assign(C, {});
-    for (size_t i = 0; i < num_x(); ++i)
-      for (ClassIdx k : col_kids_[i]) r.readers[k].push_back(static_cast<int>(i));
     // Children before parents (Kahn over the child-class edges); a cycle: no rows.
     std::vector<size_t> pending(P, 0);
     for (size_t d = 0; d < P; ++d) {
@@ -675,7 +672,8 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
       if (pending[d] == 0) order.push_back(static_cast<int>(d));
     for (size_t h = 0; h < order.size(); ++h) {
       std::set<ClassIdx> parents;
-      for (int i : r.readers[cls[static_cast<size_t>(order[h])]]) parents.insert(g_.nodes[node_of_col_[static_cast<size_t>(i)]].eclass);
+      for (int i : col_readers_[cls[static_cast<size_t>(order[h])]])
+        parents.insert(g_.nodes[node_of_col_[static_cast<size_t>(i)]].eclass);
       for (ClassIdx q : parents)
         if (--pending[static_cast<size_t>(r.dense[q])] == 0) order.push_back(r.dense[q]);
     }
@@ -774,12 +772,12 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
   std::vector<int> cand, chosen;
   std::map<int, double> row;
   for (ClassIdx k = 0; k < C && added < kMaxCuts && steps < kMaxSteps; ++k) {
-    if (r.dense[k] < 0 || r.readers[k].size() < 2) continue;
+    if (r.dense[k] < 0 || col_readers_[k].size() < 2) continue;
     double xk = 0.0;
     for (int i : class_cols_[k]) xk += x[i];
     cand.clear();
     double sum = 0.0;
-    for (int i : r.readers[k])
+    for (int i : col_readers_[k])
       if (x[i] > kEps) {
         cand.push_back(i);
         sum += x[i];
@@ -794,7 +792,8 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
       for (int j : chosen) {
         const ClassIdx p = cls_of(i), q = cls_of(j);
         if (p == q) continue;
-        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() + col_kids_[static_cast<size_t>(j)].size());
+        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() +
+                                      col_kids_[static_cast<size_t>(j)].size());
         if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) {
           ok = false;
           break;
