@@ -36,6 +36,7 @@ struct Step {
   std::vector<std::optional<ir::NodeId>> operands;  // one per kernel argument (nullopt: nullptr)
   std::vector<const void*> args;                    // resolved after planning
   void* out = nullptr;
+  int launches = 1;
 };
 
 }  // namespace
@@ -260,6 +261,7 @@ struct Program::Impl {
     for (const auto& o : s.operands)
       if (o && loc[*o].kind == Loc::Kind::Arena) planner.use(loc[*o].buf, step);
     kernel_count += launches;
+    s.launches = launches;
     steps.push_back(std::move(s));
   }
 
@@ -333,6 +335,13 @@ Tensor Program::fetch(ir::NodeId id) const {
 
 bool Program::has_value(ir::NodeId id) const { return impl_->loc[id].kind != Loc::Kind::None; }
 int Program::steps() const { return static_cast<int>(impl_->steps.size()); }
+void Program::launch_step(int i) {
+  Step& s = impl_->steps.at(static_cast<size_t>(i));
+  s.kernel->run(s.args, s.out);
+}
+ir::NodeId Program::step_node(int i) const { return impl_->steps.at(static_cast<size_t>(i)).id; }
+int Program::step_kernels(int i) const { return impl_->steps.at(static_cast<size_t>(i)).launches; }
+std::string Program::step_detail(int i) const { return impl_->steps.at(static_cast<size_t>(i)).kernel->detail(); }
 int Program::kernels() const { return impl_->kernel_count; }
 size_t Program::arena_bytes() const { return impl_->arena.bytes(); }
 size_t Program::arena_unshared_bytes() const { return impl_->arena_unshared; }
@@ -440,6 +449,26 @@ std::pair<Timing, Timing> time_pair(Context& ctx, Program& a, Program& b, const 
   r.first.relaxed_capture = a.relaxed_capture();
   r.second.relaxed_capture = b.relaxed_capture();
   return r;
+}
+
+std::vector<StepTime> profile_steps(Context& ctx, Program& p, int warmup, int repeats, bool graph, std::string* why,
+                                    bool isolated) {
+  auto samples = ctx.step_samples_ms(p.steps(), [&](int i) { p.launch_step(i); }, warmup, repeats, graph, why);
+  std::vector<StepTime> out;
+  out.reserve(samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    StepTime t;
+    t.id = p.step_node(static_cast<int>(i));
+    t.kernels = p.step_kernels(static_cast<int>(i));
+    t.stats = summarize(std::move(samples[i]));
+    t.detail = p.step_detail(static_cast<int>(i));
+    if (isolated) {
+      const int step = static_cast<int>(i);
+      t.isolated_ms = summarize(ctx.back_to_back_samples_ms([&] { p.launch_step(step); }, 3, 20)).median_ms;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 double time_ms(Context& ctx, const ir::Graph& g, const WeightStore& weights, const Inputs& inputs, int warmup,

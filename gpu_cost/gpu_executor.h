@@ -71,6 +71,11 @@ class Program {
   bool has_value(ir::NodeId id) const;
 
   int steps() const;    ///< kernel calls per inference
+  /// Enqueues step i alone (0 <= i < steps(); the steps before it must have run); for profiling.
+  void launch_step(int i);
+  ir::NodeId step_node(int i) const;  ///< the node step i computes
+  int step_kernels(int i) const;      ///< kernel launches of step i
+  std::string step_detail(int i) const;  ///< the kernel's set-up (Kernel::detail)
   int kernels() const;  ///< kernel launches per inference (roofline.h op_work's count per operator)
   size_t arena_bytes() const;
   size_t arena_unshared_bytes() const;  ///< what the arena's values would take without reuse
@@ -120,6 +125,21 @@ Timing time_program(Context& ctx, Program& p, const TimingOptions& o = {});
 /// Times two programs in alternating rounds (ABBA order), so drifts of clock and temperature
 /// affect both alike; used for the before/after comparison.
 std::pair<Timing, Timing> time_pair(Context& ctx, Program& a, Program& b, const TimingOptions& o = {});
+
+/// One step's time inside the model (profile_steps).
+struct StepTime {
+  ir::NodeId id = 0;
+  int kernels = 0;
+  TimingStats stats;
+  double isolated_ms = 0;  ///< the step alone, called back to back (as time_op does); 0: not timed
+  std::string detail;      ///< Program::step_detail
+};
+/// Per-step times of the program inside the whole sequence (Context::step_samples_ms): graph
+/// mode (a CUDA graph with an event between steps) unless `graph` is false or the capture
+/// fails (then eager, and *why says so).
+/// isolated: also time each step alone, back to back (StepTime::isolated_ms).
+std::vector<StepTime> profile_steps(Context& ctx, Program& p, int warmup, int repeats, bool graph,
+                                    std::string* why = nullptr, bool isolated = false);
 
 /// Median end-to-end milliseconds (graph mode where it can be captured, else eager) of the
 /// graph with random boundaries: a convenience over Program + time_program.

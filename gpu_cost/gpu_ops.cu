@@ -1,6 +1,8 @@
 // GPU kernels of the tensor language's operators (see gpu_ops.h for the choices).
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "lang/weights.h"
 #include "gpu_cost/gpu_internal.cuh"
@@ -22,6 +24,42 @@ int to_int(int64_t v, const char* what) {
 }
 
 float* f(const void* p) { return const_cast<float*>(static_cast<const float*>(p)); }
+
+// How convolutions are run. The defaults are what the tool does; the environment switches are
+// for GPU sessions that compare the alternatives (gpu_cost/README.md, "Profiling a model"),
+// read once per process:
+//   TENSAT_CONV_ALGO=heur    (default) cuDNN's heuristic order (cudnnGetConvolutionForwardAlgorithm_v7),
+//                            its first usable algorithm, untimed
+//   TENSAT_CONV_ALGO=retime  cudnnFind, then every usable algorithm re-timed (median of 7
+//                            synchronized launches) and the fastest kept (the method until 2026-11-26)
+//   TENSAT_CONV_ALGO=find    cudnnFind's first usable algorithm
+//   TENSAT_CONV_FUSED=0      never cudnnConvolutionBiasActivationForward (conv, then bias + act)
+//   TENSAT_CONV_GEMM1X1=1    1x1 convolutions (stride 1, no padding, one group) as one cuBLAS GEMM
+// Measured on an H200 (2026-11-26, three processes each, graph-mode medians): ResNet-50 heur
+// 2.028/2.027/2.029 ms, retime 2.40-2.65, find 2.74-2.76; Inception-v3 heur 3.680/3.679/3.681,
+// retime 4.25-5.67, find 4.89-6.72; PyTorch (cudnn.benchmark) 2.04-2.08 and 3.70-3.84 ms.
+// Timing candidates at build time picks different, often slower algorithms in each process:
+// the GPU sits idle between the build's short bursts, so its clocks (345 MHz idle, 1980 under
+// load) are not what they are when the model runs.
+struct ConvSwitches {
+  bool fused = true;
+  bool gemm1x1 = false;
+  enum class Algo { Heuristic, Retime, Find } algo = Algo::Heuristic;
+};
+const ConvSwitches& conv_switches() {
+  static const ConvSwitches s = [] {
+    ConvSwitches c;
+    if (const char* v = std::getenv("TENSAT_CONV_FUSED")) c.fused = std::string(v) != "0";
+    if (const char* v = std::getenv("TENSAT_CONV_ALGO")) {
+      const std::string a(v);
+      if (a == "retime") c.algo = ConvSwitches::Algo::Retime;
+      else if (a == "find") c.algo = ConvSwitches::Algo::Find;
+    }
+    if (const char* v = std::getenv("TENSAT_CONV_GEMM1X1")) c.gemm1x1 = std::string(v) == "1";
+    return c;
+  }();
+  return s;
+}
 
 /// Maps each output index to an input of shape `in` broadcast (right-aligned) to `out`.
 IndexMap broadcast_map(const Shape& in, const Shape& out) {
@@ -71,6 +109,12 @@ class ConvKernel final : public Kernel {
     TENSAT_CUDNN(cudnnSetConvolutionGroupCount(conv_, to_int(d.groups, "conv")));
     TENSAT_CUDNN(cudnnSetConvolutionMathType(conv_, c_.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
     TENSAT_CUDNN(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    gemm_ = conv_switches().gemm1x1 && d.kh == 1 && d.kw == 1 && d.sh == 1 && d.sw == 1 && d.groups == 1 &&
+            d.pads.top == 0 && d.pads.bottom == 0 && d.pads.left == 0 && d.pads.right == 0;
+    if (gemm_) {
+      detail_ = "cublas gemm (1x1)";
+      return;
+    }
     choose_algorithm(ctx, d.n, d.cin, ph, pw, pad_h, pad_w);
     if (d.act == Act::Relu && !d.has_bias) {
       zero_bias_ = DeviceBuffer(static_cast<size_t>(d.cout) * sizeof(float));
@@ -87,10 +131,25 @@ class ConvKernel final : public Kernel {
     cudnnDestroyActivationDescriptor(act_);
   }
 
+  std::string detail() const override { return detail_; }
+
   void run(const std::vector<const void*>& args, void* out) override {
     const void* x = args[4];
     const void* w = args[5];
     const void* bias = args[6];
+    if (gemm_) {
+      // Y[n] (cout x hw) = W (cout x cin) X[n] (cin x hw), row-major: column-major Y^T = X^T W^T.
+      const int hw = to_int(d_.h * d_.w, "conv"), cout = to_int(d_.cout, "conv"), cin = to_int(d_.cin, "conv");
+      const float one = 1.0f, zero = 0.0f;
+      TENSAT_CUBLAS(cublasSgemmStridedBatched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, hw, cout, cin, &one,
+                                              static_cast<const float*>(x), hw, static_cast<long long>(cin) * hw,
+                                              static_cast<const float*>(w), cin, 0, &zero, f(out), hw,
+                                              static_cast<long long>(cout) * hw, to_int(d_.n, "conv")));
+      if (bias || d_.act != Act::None)
+        launch_bias_act(c_.stream, f(out), static_cast<const float*>(bias), d_.cout, d_.oh * d_.ow, f(out),
+                        d_.n * d_.cout * d_.oh * d_.ow, d_.act);
+      return;
+    }
     if (explicit_pad_) {
       launch_pad(c_.stream, static_cast<const float*>(x), d_.n * d_.cin, d_.h, d_.w, d_.pads.top,
                  d_.pads.left, d_.pads.bottom, d_.pads.right, pad_buf_.f32());
@@ -139,12 +198,12 @@ class ConvKernel final : public Kernel {
     double best_ms = 0;
     for (int i : usable) {
       TENSAT_CUDNN(cudnnSetConvolutionMathType(conv_, c_.tf32 ? perf[i].mathType : CUDNN_FMA_MATH));
-      double ms = ctx.median_time_ms(
-          [&] {
-            TENSAT_CUDNN(cudnnConvolutionForward(c_.cudnn, &one, x_, x.data(), w_, w.data(), conv_, perf[i].algo,
-                                                 scratch.data(), need, &zero, y_, y.data()));
-          },
-          2, 7);
+      auto call = [&] {
+        TENSAT_CUDNN(cudnnConvolutionForward(c_.cudnn, &one, x_, x.data(), w_, w.data(), conv_, perf[i].algo,
+                                             scratch.data(), need, &zero, y_, y.data()));
+      };
+      const double ms = ctx.median_time_ms(call, 2, 7);
+      candidates_ += " " + std::to_string(perf[i].algo) + ":" + std::to_string(ms);
       if (i == usable[0] || ms < best_ms) best = i, best_ms = ms;
     }
     ctx.synchronize();
@@ -157,22 +216,26 @@ class ConvKernel final : public Kernel {
     if (it == c_.conv_algos.end()) {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int returned = 0;
-      TENSAT_CUDNN(cudnnFindConvolutionForwardAlgorithm(c_.cudnn, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                        &returned, perf));
+      const auto how = conv_switches().algo;
+      if (how == ConvSwitches::Algo::Heuristic) {
+        TENSAT_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(c_.cudnn, x_, w_, conv_, y_,
+                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      } else {
+        TENSAT_CUDNN(cudnnFindConvolutionForwardAlgorithm(c_.cudnn, x_, w_, conv_, y_,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+      }
       size_t budget = ctx.free_memory() / 2 + c_.workspace_bytes;
-      std::vector<int> usable;  // in cuDNN's order, fastest first
+      std::vector<int> usable;  // in cuDNN's order, best first
       for (int i = 0; i < returned; ++i) {
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > budget) continue;
         if (!c_.tf32 && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
         usable.push_back(i);
       }
       if (usable.empty()) throw GpuError("conv: cuDNN found no usable forward algorithm");
-      // cudnnFind times each algorithm once, and an algorithm's first launch in a process also
-      // loads its kernels, so its ranking changes from process to process: on an H100 the same
-      // ResNet-50 took 3.1, 3.7 and 3.9 ms in three processes (2.03 ms through PyTorch). Find has
-      // now loaded them all: time every usable one again (median of 7) and keep the fastest.
+      // The heuristic's first usable algorithm (the same in every process). The timed methods
+      // are kept for comparisons (see ConvSwitches).
       int chosen = usable[0];
-      if (usable.size() > 1) chosen = fastest(ctx, perf, usable, n, cin, ph, pw);
+      if (usable.size() > 1 && how == ConvSwitches::Algo::Retime) chosen = fastest(ctx, perf, usable, n, cin, ph, pw);
       it = c_.conv_algos.emplace(key, std::make_pair(static_cast<int>(perf[chosen].algo),
                                                      static_cast<int>(perf[chosen].mathType))).first;
     }
@@ -182,12 +245,16 @@ class ConvKernel final : public Kernel {
         conv_, c_.tf32 ? static_cast<cudnnMathType_t>(it->second.second) : CUDNN_FMA_MATH));
     TENSAT_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, algo_, &ws_bytes_));
     c_.ensure_workspace(ws_bytes_);
+    detail_ = "cudnn algo " + std::to_string(static_cast<int>(algo_)) + " math " + std::to_string(it->second.second) +
+              " ws " + std::to_string(ws_bytes_) + (candidates_.empty() ? "" : "; re-timed (algo:ms)" + candidates_);
   }
 
   ContextImpl& c_;
   ConvDesc d_;
   bool explicit_pad_ = false;
-  bool fused_ok_ = true;
+  bool fused_ok_ = conv_switches().fused;
+  bool gemm_ = false;
+  std::string detail_, candidates_;
   DeviceBuffer pad_buf_, zero_bias_;
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;

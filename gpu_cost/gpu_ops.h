@@ -43,6 +43,9 @@ class Kernel {
   /// parameter children and a bias of `none`); out: the output (a split writes its two parts
   /// contiguously, part 0 first).
   virtual void run(const std::vector<const void*>& args, void* out) = 0;
+  /// How the kernel was set up, for profiles (e.g. the convolution algorithm chosen and the
+  /// candidates' times); empty where there is nothing to say.
+  virtual std::string detail() const { return {}; }
 };
 
 /// Whether the operator runs a kernel (see the header comment).

@@ -1,5 +1,6 @@
 // The GPU runtime (gpu_runtime.h): device presence, context, buffers, copies, event timing.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "gpu_cost/gpu_internal.cuh"
@@ -238,6 +239,44 @@ size_t CudaGraph::nodes() const {
 }
 
 bool CudaGraph::relaxed() const { return impl_->relaxed; }
+
+std::vector<std::vector<double>> Context::step_samples_ms(int steps, const std::function<void(int)>& step, int warmup,
+                                                          int repeats, bool graph, std::string* why) {
+  steps = std::max(steps, 0);
+  repeats = std::max(repeats, 1);
+  cudaStream_t stream = impl_->stream;
+  const auto n = static_cast<size_t>(steps);
+  Events ev(n + 1);
+  auto enqueue = [&](unsigned flags) {
+    TENSAT_CUDA(cudaEventRecordWithFlags(ev[0], stream, flags));
+    for (int i = 0; i < steps; ++i) {
+      step(i);
+      TENSAT_CUDA(cudaEventRecordWithFlags(ev[static_cast<size_t>(i) + 1], stream, flags));
+    }
+  };
+  // Once eagerly first (lazy loading, first-call choices), then the graph if asked for.
+  enqueue(cudaEventRecordDefault);
+  TENSAT_CUDA(cudaStreamSynchronize(stream));
+  std::optional<CudaGraph> g;
+  if (graph) {
+    try {
+      g.emplace(*this, [&] { enqueue(cudaEventRecordExternal); });
+    } catch (const GpuError& e) {
+      if (why) *why = std::string("graph capture with events failed, eager instead: ") + e.what();
+    }
+  }
+  std::vector<std::vector<double>> samples(n);
+  for (int r = -warmup; r < repeats; ++r) {
+    if (g)
+      g->launch();
+    else
+      enqueue(cudaEventRecordDefault);
+    TENSAT_CUDA(cudaStreamSynchronize(stream));
+    if (r < 0) continue;
+    for (size_t i = 0; i < n; ++i) samples[i].push_back(ev.elapsed_ms(i, i + 1));
+  }
+  return samples;
+}
 
 LaunchOverhead measure_launch_overhead(Context& ctx, int launches, int repeats) {
   launches = std::max(launches, 1);

@@ -58,6 +58,14 @@ class Context {
   /// i is the GPU time between events i and i+1 (how CUDA-graph replays are timed: the host
   /// stays ahead of the GPU, so its launch latency is not counted).
   std::vector<double> back_to_back_samples_ms(const std::function<void()>& fn, int warmup, int repeats);
+  /// Per-step samples (ms) of a sequence of `steps` calls (step(i) enqueues step i): samples[i]
+  /// holds `repeats` GPU times between events recorded before and after step i. In graph mode
+  /// the sequence is captured once as a CUDA graph with an event node between steps
+  /// (cudaEventRecordExternal) and replayed, synchronized after each replay; otherwise it is
+  /// enqueued eagerly. Where the capture fails, eager is used and *why says so (graph mode
+  /// only). The steps run back to back, so a step's time is what it takes inside the model.
+  std::vector<std::vector<double>> step_samples_ms(int steps, const std::function<void(int)>& step, int warmup,
+                                                   int repeats, bool graph, std::string* why = nullptr);
 
   ContextImpl& impl() { return *impl_; }
 

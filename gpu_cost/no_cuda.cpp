@@ -28,6 +28,10 @@ uint64_t Context::workspace_generation() const { no_cuda(); }
 double Context::median_time_ms(const std::function<void()>&, int, int) { no_cuda(); }
 std::vector<double> Context::latency_samples_ms(const std::function<void()>&, int, int) { no_cuda(); }
 std::vector<double> Context::back_to_back_samples_ms(const std::function<void()>&, int, int) { no_cuda(); }
+std::vector<std::vector<double>> Context::step_samples_ms(int, const std::function<void(int)>&, int, int, bool,
+                                                          std::string*) {
+  no_cuda();
+}
 
 struct CudaGraph::Impl {};
 CudaGraph::CudaGraph(Context& ctx, const std::function<void()>&) : ctx_(ctx) { no_cuda(); }

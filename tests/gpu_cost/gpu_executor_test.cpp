@@ -339,6 +339,41 @@ TEST(GpuTiming, BothModesWithTheirSpread) {
   EXPECT_STREQ(t.primary_mode(), "graph");
 }
 
+// The per-step profile: one entry per step in order, the step's node and kernels, and the
+// steps' medians sum to about the whole replay (the events between steps add a little).
+TEST(GpuTiming, StepProfileCoversEveryStepAndAddsUpToTheReplay) {
+  TENSAT_REQUIRE_GPU();
+  Builder b;
+  ir::NodeId x = b.input("x", {512, 1024});
+  ir::NodeId v = x;
+  for (int i = 0; i < 8; ++i) v = b.g.op(i % 2 ? Op::Relu : Op::Tanh, {v});
+  b.outputs({v});
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, {}, true);
+  std::string why;
+  std::vector<StepTime> prof = profile_steps(ctx, p, 3, 30, true, &why);
+  EXPECT_EQ(why, "");
+  ASSERT_EQ(prof.size(), 8u);
+  double sum = 0;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(prof[static_cast<size_t>(i)].id, p.step_node(i));
+    EXPECT_EQ(prof[static_cast<size_t>(i)].kernels, p.step_kernels(i));
+    EXPECT_EQ(prof[static_cast<size_t>(i)].stats.samples, 30);
+    EXPECT_GT(prof[static_cast<size_t>(i)].stats.median_ms, 0.0);
+    sum += prof[static_cast<size_t>(i)].stats.median_ms;
+  }
+  TimingOptions o;
+  o.repeats = 60;
+  Timing t = time_program(ctx, p, o);
+  ASSERT_TRUE(t.graph.ok) << t.graph.error;
+  EXPECT_GT(sum, 0.7 * t.graph.stats.median_ms);
+  EXPECT_LT(sum, 1.5 * t.graph.stats.median_ms + 0.02);
+  // The program still computes the right values after profiling.
+  p.launch();
+  ctx.synchronize();
+  EXPECT_TRUE(all_close(p.fetch(v), refexec::run(b.g, b.w, b.in).outputs[0]));
+}
+
 TEST(GpuTiming, OpaqueNodesWithoutKernelAreLeftOut) {
   TENSAT_REQUIRE_GPU();
   Builder b;

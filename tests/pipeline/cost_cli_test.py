@@ -2,10 +2,10 @@
 """The cost model from the command line: the default (no GPU) is the built-in H100 table, misses
 are priced by the calibrated model and reported, bad tables warn and fall back, the roofline
 ablation stays available, onnx-tensat-costs refuses to measure without a GPU and prints a fit
-report, and models at batch 8 (onnx-tensat-gen --batch 8) and a model the table does not cover
+report, onnx-tensat-time times a model on a GPU (and refuses without one), and models at batch 8 (onnx-tensat-gen --batch 8) and a model the table does not cover
 still optimize.
 
-usage: cost_cli_test.py ONNX_TENSAT ONNX_TENSAT_COSTS ONNX_TENSAT_GEN
+usage: cost_cli_test.py ONNX_TENSAT ONNX_TENSAT_COSTS ONNX_TENSAT_GEN ONNX_TENSAT_TIME
 """
 from __future__ import annotations
 
@@ -64,9 +64,9 @@ def tool(binary, model, tmp, *flags):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         sys.exit(__doc__)
-    ot, costs, gen = sys.argv[1:4]
+    ot, costs, gen, timer = sys.argv[1:5]
     tmp = tempfile.mkdtemp(prefix="tensat_cost_cli_")
     try:
         odd = os.path.join(tmp, "odd.onnx")
@@ -122,6 +122,25 @@ def main():
               "fit report of the built-in table", f"{p.returncode}: {p.stderr.strip()[-200:]}")
         p = run(costs, "--fit-report", bad)
         check(p.returncode == 2 and bad in p.stderr, "fit report of a bad table exits 2 naming it")
+
+        # onnx-tensat-time: the executor's timing and per-step profile.
+        tj = os.path.join(tmp, "time.json")
+        p = run(timer, odd, "--profile", "--isolated", "--repeats", "20", "--json", tj)
+        if not has_gpu:
+            check(p.returncode == 2 and "needs a GPU" in p.stderr and not os.path.exists(tj),
+                  "onnx-tensat-time refuses without a GPU and writes nothing", f"{p.returncode}: {p.stderr.strip()}")
+        else:
+            ok = p.returncode == 0 and os.path.exists(tj)
+            check(ok, "onnx-tensat-time times a model", f"{p.returncode}: {p.stderr.strip()[-300:]}")
+            if ok:
+                t = json.load(open(tj))[0]
+                prof = t["profile"]["steps"]
+                check(t["graph"]["median_ms"] > 0 and t["graph"]["samples"] == 20, "its graph-mode median")
+                check(len(prof) == t["steps"] and all(s["median_ms"] > 0 and s["isolated_ms"] > 0 for s in prof),
+                      "a profile entry per step, each timed in the model and alone")
+                check(any(s["op"] == "conv" and s["detail"] for s in prof), "conv steps say how they run")
+        p = run(timer, os.path.join(tmp, "missing.onnx"))
+        check(p.returncode == 2, "onnx-tensat-time: a missing model or no GPU exits 2", f"{p.returncode}")
 
         # Batch 8: the generator's option, and onnx-tensat optimizes what the table lacks.
         models = os.path.join(tmp, "b8")

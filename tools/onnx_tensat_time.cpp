@@ -1,0 +1,254 @@
+// onnx-tensat-time: times ONNX models on this machine's GPU with onnx-tensat's executor, and
+// shows where the time goes.
+//
+//   onnx-tensat-time MODEL.onnx... [--repeats N] [--profile] [--top K] [--json OUT.json]
+//                    [--cost-model table|roofline|cuda|none] [--cost-table FILE]
+//                    [--input-shape NAME:1x3x224x224]...
+//
+// Per model: the whole-model time as --measure takes it (gpu_executor.h: graph mode = replays
+// of one captured CUDA graph, eager = one launch per operator; median and interquartile range
+// of N samples each), and the cost model's prediction of it (the sum of the executed steps'
+// operator costs). --profile adds the time of every step inside the model: the steps captured
+// in one CUDA graph with an event between steps, replayed N times (profile_steps), summed per
+// operator kind against the prediction, and the K steps that exceed their predicted cost the
+// most. Opaque nodes without a GPU kernel are region boundaries (random values, listed).
+//
+// Exit status: 0 success; 2 bad input or usage (no GPU, an unreadable model); 1 internal.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "gpu_cost/cost_model.h"
+#include "gpu_cost/gpu_executor.h"
+#include "gpu_cost/gpu_runtime.h"
+#include "importer/importer.h"
+#include "pipeline/opaque_ops.h"
+#include "support/blas_threads.h"
+
+namespace {
+
+namespace cost = tensat::cost;
+namespace gpu = tensat::gpu;
+using json = nlohmann::json;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Args {
+  std::vector<std::string> models, shapes;
+  int repeats = 100;
+  bool profile = false;
+  bool isolated = false;
+  int top = 15;
+  std::string json_out;
+  std::string cost_model = "table";
+  std::string cost_table;
+  uint64_t seed = 1;
+};
+
+json stats_json(const gpu::TimingStats& s) {
+  return {{"median_ms", s.median_ms}, {"q1_ms", s.q1_ms}, {"q3_ms", s.q3_ms}, {"iqr_ms", s.iqr_ms()},
+          {"samples", s.samples}};
+}
+
+std::string mode_text(const gpu::ModeTiming& m) {
+  if (!m.ok) return "not timed (" + m.error + ")";
+  char b[96];
+  std::snprintf(b, sizeof b, "%.4f ms (IQR %.4f, %.1f%%)", m.stats.median_ms, m.stats.iqr_ms(),
+                100 * m.stats.relative_iqr());
+  return b;
+}
+
+json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost::CostModel* model) {
+  tensat::ImportOptions io;
+  for (const auto& f : a.shapes) {
+    auto [name, shape] = tensat::parse_input_shape_flag(f);
+    io.input_shapes[name] = shape;
+  }
+  tensat::ImportResult imp = tensat::import_onnx_file(path, io);
+  tensat::exec::Inputs inputs;
+  for (const auto& n : imp.graph.nodes()) {
+    if (n.op != tensat::Op::Input) continue;
+    auto leaf = tensat::parse_leaf_id(imp.graph.node(n.children[0]).sym);
+    if (leaf && leaf->type.dtype == tensat::DType::F32)
+      inputs[leaf->name] = tensat::exec::random_tensor(leaf->type.shape, a.seed);
+  }
+  const tensat::exec::OpaqueOps ops = tensat::describe_opaque_ops(imp.ctx);
+  tensat::exec::RunOptions ro;
+  ro.opaque = &ops;
+  gpu::Program p(ctx, imp.graph, imp.weights, inputs, ro, true);
+  gpu::TimingOptions to;
+  to.repeats = a.repeats;
+  const gpu::Timing t = gpu::time_program(ctx, p, to);
+
+  // The prediction over the steps the executor runs (constant steps are computed at build).
+  const tensat::ir::Graph& g = imp.graph;
+  auto predicted = [&](tensat::ir::NodeId id) {
+    if (!model) return 0.0;
+    const tensat::ir::Node& n = g.node(id);
+    cost::Children kids;
+    for (auto c : n.children) kids.push_back(&g.type(c));
+    return model->op_cost(n.op, kids);
+  };
+  auto signature = [&](tensat::ir::NodeId id) {
+    const tensat::ir::Node& n = g.node(id);
+    cost::Children kids;
+    for (auto c : n.children) kids.push_back(&g.type(c));
+    return cost::signature(n.op, kids);
+  };
+  double pred_total = 0;
+  for (int i = 0; i < p.steps(); ++i) pred_total += predicted(p.step_node(i));
+
+  json r = {{"model", path}, {"device", ctx.device_name()}, {"steps", t.steps}, {"kernels", t.kernels},
+            {"arena_bytes", t.arena_bytes}, {"resident_bytes", t.resident_bytes}};
+  if (t.graph.ok) r["graph"] = stats_json(t.graph.stats);
+  if (t.eager.ok) r["eager"] = stats_json(t.eager.stats);
+  if (model) r["predicted_ms"] = pred_total, r["cost_model"] = model->name();
+  json lo = json::object();
+  for (const auto& [op, k] : t.left_out) lo[op] = k;
+  r["left_out"] = lo;
+
+  std::printf("%s\n  %d steps, %d kernels, arena %.1f MB\n  graph %s\n  eager %s\n", path.c_str(), t.steps, t.kernels,
+              static_cast<double>(t.arena_bytes) / 1e6, mode_text(t.graph).c_str(), mode_text(t.eager).c_str());
+  if (model)
+    std::printf("  predicted %.4f ms (%s; graph/predicted %.3f)\n", pred_total, model->name().c_str(),
+                t.graph.ok && pred_total > 0 ? t.graph.stats.median_ms / pred_total : 0.0);
+  if (!t.left_out.empty()) {
+    std::printf("  left out of the figures (no GPU kernel):");
+    for (const auto& [op, k] : t.left_out) std::printf(" %s x%d", op.c_str(), k);
+    std::printf("\n");
+  }
+
+  if (a.profile) {
+    std::string why;
+    std::vector<gpu::StepTime> steps = gpu::profile_steps(ctx, p, 10, a.repeats, true, &why, a.isolated);
+    double sum = 0;
+    struct Kind {
+      int steps = 0, kernels = 0;
+      double measured = 0, predicted = 0, isolated = 0;
+    };
+    std::map<std::string, Kind> kinds;
+    struct Row {
+      double measured, predicted, isolated;
+      tensat::ir::NodeId id;
+      int kernels;
+      std::string detail;
+    };
+    std::vector<Row> rows;
+    json js = json::array();
+    for (const auto& s : steps) {
+      const double pr = predicted(s.id);
+      sum += s.stats.median_ms;
+      Kind& k = kinds[std::string(tensat::op_name(g.node(s.id).op))];
+      ++k.steps;
+      k.kernels += s.kernels;
+      k.measured += s.stats.median_ms;
+      k.predicted += pr;
+      k.isolated += s.isolated_ms;
+      rows.push_back({s.stats.median_ms, pr, s.isolated_ms, s.id, s.kernels, s.detail});
+      js.push_back({{"node", s.id}, {"op", std::string(tensat::op_name(g.node(s.id).op))}, {"signature", signature(s.id)},
+                    {"kernels", s.kernels}, {"median_ms", s.stats.median_ms}, {"iqr_ms", s.stats.iqr_ms()},
+                    {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"detail", s.detail}});
+    }
+    std::printf("  profile (%s; median of %d per step): steps sum to %.4f ms (graph replay %.4f ms)\n",
+                why.empty() ? "one CUDA graph, an event between steps" : why.c_str(), a.repeats, sum,
+                t.graph.ok ? t.graph.stats.median_ms : 0.0);
+    std::printf("  %-12s %6s %8s %11s %12s %8s %12s\n", "op", "steps", "kernels", "measured", "predicted", "ratio",
+                "alone");
+    json jk = json::object();
+    for (const auto& [name, k] : kinds) {
+      std::printf("  %-12s %6d %8d %9.4f ms %9.4f ms %8.3f %9.4f ms\n", name.c_str(), k.steps, k.kernels, k.measured,
+                  k.predicted, k.predicted > 0 ? k.measured / k.predicted : 0.0, k.isolated);
+      jk[name] = {{"steps", k.steps},
+                  {"kernels", k.kernels},
+                  {"measured_ms", k.measured},
+                  {"predicted_ms", k.predicted},
+                  {"isolated_ms", k.isolated}};
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const Row& x, const Row& y) { return x.measured - x.predicted > y.measured - y.predicted; });
+    std::printf("  steps above their predicted cost the most:\n");
+    for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(std::max(a.top, 0)); ++i)
+      std::printf("    %8.4f ms vs %8.4f ms (alone %.4f)  %s  [%s]\n", rows[i].measured, rows[i].predicted,
+                  rows[i].isolated, signature(rows[i].id).c_str(), rows[i].detail.c_str());
+    r["profile"] = {{"mode", why.empty() ? "graph" : "eager"}, {"sum_ms", sum}, {"by_op", jk}, {"steps", js}};
+  }
+  std::fflush(stdout);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tensat::park_blas_threads();
+  CLI::App app{"onnx-tensat-time: time ONNX models on this machine's GPU with onnx-tensat's executor"};
+  Args a;
+  app.add_option("models", a.models, "ONNX models")->required();
+  app.add_option("--repeats", a.repeats, "timed samples per mode (and per step with --profile)")
+      ->default_val(a.repeats)
+      ->check(CLI::Range(5, 100000));
+  app.add_flag("--profile", a.profile, "time every step inside the model, per operator kind and the worst steps");
+  app.add_option("--top", a.top, "--profile: how many steps to list")->default_val(a.top);
+  app.add_flag("--isolated", a.isolated, "--profile: also time each step alone, called back to back (as the cuda cost "
+                                         "model measures an operator)");
+  app.add_option("--json", a.json_out, "write the results here");
+  app.add_option("--cost-model", a.cost_model, "the prediction to compare with: table|roofline|cuda|none")
+      ->default_val(a.cost_model);
+  app.add_option("--cost-table", a.cost_table, "a cost table file for --cost-model table (default: built-in h100)");
+  app.add_option("--input-shape", a.shapes, "fix an input's shape, NAME:1x3x224x224 (repeatable)");
+  app.add_option("--seed", a.seed, "seed of the random inputs")->default_val(a.seed);
+  int verbose = 0;
+  app.add_flag("-v,--verbose", verbose, "more logging (repeat for debug)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  auto logger = spdlog::stderr_color_mt("onnx-tensat-time");
+  logger->set_pattern("%^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(verbose >= 2 ? spdlog::level::debug : verbose == 1 ? spdlog::level::info : spdlog::level::warn);
+  try {
+    if (!gpu::available())
+      throw UsageError("timing needs a GPU, and none was found on this machine (" +
+                       std::to_string(gpu::device_count()) + " CUDA devices)");
+    std::unique_ptr<cost::CostModel> model;
+    if (a.cost_model != "none") {
+      cost::CostOptions co;
+      co.table_path = a.cost_table;
+      try {
+        model = cost::make_cost_model(a.cost_model, co);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--cost-model: ") + e.what());
+      }
+    }
+    gpu::Context ctx;
+    json all = json::array();
+    for (const auto& m : a.models) all.push_back(time_model(a, m, ctx, model.get()));
+    if (!a.json_out.empty()) {
+      std::ofstream out(a.json_out);
+      out << all.dump(1) << "\n";
+      if (!out) throw UsageError(a.json_out + ": cannot be written");
+    }
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "onnx-tensat-time: error: %s\n", e.what());
+    return 2;
+  } catch (const tensat::ImportError& e) {
+    std::fprintf(stderr, "onnx-tensat-time: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "onnx-tensat-time: internal error: %s\n", e.what());
+    return 1;
+  }
+}
