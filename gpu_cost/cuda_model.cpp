@@ -22,7 +22,8 @@ CudaCostModel::CudaCostModel(const CostOptions& opts)
       warmup_(opts.warmup),
       repeats_(opts.repeats) {
   // Costs measured another way are not mixed with ours: they are dropped (and re-measured).
-  cache_.set_method(device_, kMethod);
+  method_ = gpu::cold_weights() ? std::string(kMethod) + "-cold-weights" : std::string(kMethod);
+  cache_.set_method(device_, method_);
   auto g = cache_.launch_ms(device_, "graph"), e = cache_.launch_ms(device_, "eager");
   if (g && e) {
     launch_graph_ = *g;

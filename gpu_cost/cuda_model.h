@@ -67,6 +67,7 @@ class CudaCostModel : public CostModel {
 
   std::unique_ptr<gpu::Context> ctx_;
   std::string device_;
+  std::string method_;  ///< kMethod, or kMethod + "-cold-weights" (gpu_ops.h cold_weights)
   CostCache cache_;
   RooflineModel fallback_;
   int warmup_, repeats_;

@@ -72,6 +72,14 @@ struct OpTiming {
 /// replay divided by `copies`. Everything is freed before returning. If the capture fails, the
 /// same calls are launched eagerly back to back (OpTiming::graph false).
 OpTiming time_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
+/// Whether time_op reads conv's and matmul's weights from memory rather than from the L2 cache
+/// (TENSAT_COST_COLD_WEIGHTS=1; off by default until it is measured on a GPU). Inside a model
+/// an operator's weights were last read one inference ago, and a model's weights exceed the L2
+/// cache; copies of one operator back to back on the same buffers find them cached. With the
+/// switch, call i of a replay reads weight set i % S, S copies of the weight and bias holding
+/// at least twice the L2 cache (at most `copies` sets). The cuda model's method then ends in
+/// "-cold-weights", so the two kinds of cost are never mixed in a cache.
+bool cold_weights();
 /// time_op(...).per_launch_ms.
 double measure_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # One GPU-machine call that does what a short device lease allows, in order of value: the GPU
-# unit tests, a cost table of the benchmark models (onnx-tensat-costs, k_multi 2), the
-# whole-model GPU tests (three-process repeatability, costs that add up), then #14's acceptance
-# runs (onnx-tensat --measure on x3 + tools/torch_time.py) model by model until the deadline.
+# unit tests, whether operator costs add up better with weights read from memory (onnx-tensat-time
+# with the cuda model, TENSAT_COST_COLD_WEIGHTS off and on), a cost table of the benchmark models
+# (onnx-tensat-costs, k_multi 2), the whole-model GPU tests (three-process repeatability, costs
+# that add up), then #14's acceptance runs (onnx-tensat --measure on x3 + tools/torch_time.py)
+# model by model until the deadline.
 # Every step has a time cap inside DEADLINE seconds (default 520); the results are packed into
 # $OUT as at most six files (summary.txt, h100-v2.json, all.tgz and gpu-acceptance.sh's
 # acceptance.txt, acceptance-runs.tgz, acceptance-cost-cache.json), which fits a transfer that
 # returns few files.
 #
 #   on the build machine:  scripts/bundle-gpu.sh test_gpu_cost test_gpu_models onnx-tensat-gen \
-#                              onnx-tensat onnx-tensat-costs && tar -cJf BUNDLE.tar.xz bundle
+#                              onnx-tensat onnx-tensat-costs onnx-tensat-time && tar -cJf BUNDLE.tar.xz bundle
 #   on the GPU machine:    BUNDLE=BUNDLE.tar.xz DEADLINE=520 scripts/gpu-session.sh
 #
 # Its first form (which ran the acceptance loop itself) took 250 s on an H100 on 2026-11-25
@@ -52,6 +54,15 @@ export TENSAT_COST_CACHE="$W/unit-cache.json"
 step unit 60 bundle/run test_gpu_cost --gtest_filter='Gpu*' --gtest_color=no
 grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]' "$W/logs/unit.log" | head -20 >> "$S"
 while ! grep -q "gen rc" "$W/logs/gen.log" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 1; done
+# Costs that add up: the sum of the cuda model's costs over each model's steps (onnx-tensat-time's
+# "predicted") against its graph-mode time, with the weights cached (the default) and read from
+# memory (TENSAT_COST_COLD_WEIGHTS=1, gpu_ops.h cold_weights); each with its own fresh cache.
+for cw in 0 1; do
+  step "addup.cold$cw" 60 env TENSAT_COST_COLD_WEIGHTS=$cw bundle/run onnx-tensat-time \
+    "$W/models/resnet50.onnx" "$W/models/inceptionv3.onnx" "$W/models/nasrnn.onnx" "$W/models/bert.onnx" \
+    --cost-model cuda --repeats 50 --json "$W/addup.cold$cw.json"
+  grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.cold$cw.log" >> "$S"
+done
 bm=(); for m in $BENCH; do bm+=("$W/models/$m.onnx"); done
 step costs_bench 80 bundle/run onnx-tensat-costs "${bm[@]}" --out "$W/h100-v2.json" --k-multi 2
 tail -9 "$W/logs/costs_bench.log" >> "$S"

@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "importer/importer.h"
@@ -87,6 +89,12 @@ TEST(GpuNeverSlower, PipelineWritesWhatTheMeasurementDecides) {
       EXPECT_EQ(j["kept_reason"].get<std::string>(), rep.kept_reason);
       EXPECT_EQ(rep.cost_after, rep.cost_before);
       EXPECT_EQ(written.graph.nodes().size(), original.graph.nodes().size());
+      // The input file itself, byte for byte.
+      auto bytes = [](const std::string& f) {
+        std::ifstream in(f, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+      };
+      EXPECT_TRUE(bytes(out) == bytes(path)) << "the kept original is not the input file";
     } else {
       EXPECT_LT(v.after_ms, v.before_ms);
       EXPECT_FALSE(j.contains("kept_reason"));
