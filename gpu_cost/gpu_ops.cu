@@ -576,7 +576,8 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
       const std::vector<size_t> wi = op == Op::Conv ? std::vector<size_t>{5, 6} : std::vector<size_t>{2, 3};
       size_t wbytes = 0;
       for (size_t i : wi)
-        if (i < c.size() && args[i] && c[i]->kind == Kind::Tensor) wbytes += cost::tensor_bytes(c[i]->tensor);
+        if (i < c.size() && args[i] && c[i]->kind == Kind::Tensor && c[i]->tensor.dtype == DType::F32)
+          wbytes += cost::tensor_bytes(c[i]->tensor);
       int dev = 0, l2 = 0;
       TENSAT_CUDA(cudaGetDevice(&dev));
       TENSAT_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
@@ -586,7 +587,7 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
         for (size_t k = 1; k < n; ++k) {
           std::vector<const void*> a = args;
           for (size_t i : wi) {
-            if (i >= c.size() || !args[i] || c[i]->kind != Kind::Tensor) continue;
+            if (i >= c.size() || !args[i] || c[i]->kind != Kind::Tensor || c[i]->tensor.dtype != DType::F32) continue;
             const TensorType& tt = c[i]->tensor;
             bufs.emplace_back(static_cast<size_t>(cost::tensor_bytes(tt)));
             fill_random(ctx, bufs.back().f32(), static_cast<size_t>(num_elements(tt.shape)), 0x5eed + i + 97 * k);
