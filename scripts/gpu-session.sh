@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One GPU-machine call that does what a short device lease allows, in order of value: the GPU
 # unit tests, whether operator costs add up better with weights read from memory (onnx-tensat-time
-# with the cuda model, TENSAT_COST_COLD_WEIGHTS off and on), a cost table of the benchmark models
-# (onnx-tensat-costs, k_multi 2), the whole-model GPU tests (three-process repeatability, costs
-# that add up), then #14's acceptance runs (onnx-tensat --measure on x3 + tools/torch_time.py)
-# model by model until the deadline.
+# with the cuda model, TENSAT_COST_COLD_WEIGHTS off and on; the better one is used for the rest
+# of the call and named in summary.txt), a cost table of the benchmark models (onnx-tensat-costs,
+# k_multi 2), the whole-model GPU tests (three-process repeatability, costs that add up), then
+# #14's acceptance runs (onnx-tensat --measure on x3 + tools/torch_time.py) model by model until
+# the deadline. If the cold weights win, make them the default (gpu_ops.cu cold_weights) before
+# shipping the table: its method is then "graph-replay-v2-cold-weights".
 # Every step has a time cap inside DEADLINE seconds (default 520); the results are packed into
 # $OUT as at most six files (summary.txt, h100-v2.json, all.tgz and gpu-acceptance.sh's
 # acceptance.txt, acceptance-runs.tgz, acceptance-cost-cache.json), which fits a transfer that
@@ -63,6 +65,22 @@ for cw in 0 1; do
     --cost-model cuda --repeats 50 --json "$W/addup.cold$cw.json"
   grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.cold$cw.log" >> "$S"
 done
+# The way of measuring whose sums come closer to the graph time (mean |log(predicted / graph)|
+# over the four models) measures the table and prices everything after it in this call.
+COLD=$(python3 - "$W/addup.cold0.json" "$W/addup.cold1.json" <<'PY' 2>>"$S"
+import json, math, sys
+err = []
+for f in sys.argv[1:]:
+    try:
+        rs = json.load(open(f))
+        err.append(sum(abs(math.log(r["predicted_ms"] / r["graph"]["median_ms"])) for r in rs) / len(rs))
+    except Exception:
+        err.append(float("inf"))
+print(1 if err[1] < err[0] else 0)
+PY
+)
+export TENSAT_COST_COLD_WEIGHTS=${COLD:-0}
+say "cost measurement: TENSAT_COST_COLD_WEIGHTS=$TENSAT_COST_COLD_WEIGHTS (the one whose sums add up better)"
 bm=(); for m in $BENCH; do bm+=("$W/models/$m.onnx"); done
 step costs_bench 80 bundle/run onnx-tensat-costs "${bm[@]}" --out "$W/h100-v2.json" --k-multi 2
 tail -9 "$W/logs/costs_bench.log" >> "$S"
