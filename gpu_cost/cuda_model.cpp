@@ -22,7 +22,7 @@ CudaCostModel::CudaCostModel(const CostOptions& opts)
       warmup_(opts.warmup),
       repeats_(opts.repeats) {
   // Costs measured another way are not mixed with ours: they are dropped (and re-measured).
-  method_ = gpu::cold_weights() ? std::string(kMethod) + "-cold-weights" : std::string(kMethod);
+  method_ = std::string(kMethod) + gpu::measurement_variant();
   cache_.set_method(device_, method_);
   auto g = cache_.launch_ms(device_, "graph"), e = cache_.launch_ms(device_, "eager");
   if (g && e) {

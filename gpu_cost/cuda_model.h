@@ -67,7 +67,7 @@ class CudaCostModel : public CostModel {
 
   std::unique_ptr<gpu::Context> ctx_;
   std::string device_;
-  std::string method_;  ///< kMethod, or kMethod + "-cold-weights" (gpu_ops.h cold_weights)
+  std::string method_;  ///< kMethod + gpu::measurement_variant() (gpu_ops.h)
   CostCache cache_;
   RooflineModel fallback_;
   int warmup_, repeats_;

@@ -71,7 +71,9 @@ class Program {
   bool has_value(ir::NodeId id) const;
 
   int steps() const;    ///< kernel calls per inference
-  /// Enqueues step i alone (0 <= i < steps(); the steps before it must have run); for profiling.
+  /// Enqueues step i alone (0 <= i < steps()); for profiling. Its operands hold their values
+  /// only if steps 0..i-1 ran last in this order (the arena reuses memory): re-running the
+  /// steps in order ends as launch() does.
   void launch_step(int i);
   ir::NodeId step_node(int i) const;  ///< the node step i computes
   int step_kernels(int i) const;      ///< kernel launches of step i
@@ -131,13 +133,15 @@ struct StepTime {
   ir::NodeId id = 0;
   int kernels = 0;
   TimingStats stats;
-  double isolated_ms = 0;  ///< the step alone, called back to back (as time_op does); 0: not timed
+  double isolated_ms = 0;  ///< the step alone, per call of 10 back to back in a graph; 0: not timed
   std::string detail;      ///< Program::step_detail
 };
 /// Per-step times of the program inside the whole sequence (Context::step_samples_ms): graph
 /// mode (a CUDA graph with an event between steps) unless `graph` is false or the capture
 /// fails (then eager, and *why says so).
-/// isolated: also time each step alone, back to back (StepTime::isolated_ms).
+/// isolated: also time each step alone, 10 calls back to back in a captured graph, as time_op
+/// measures an operator (StepTime::isolated_ms); steps are re-run in order, so the program's
+/// values afterwards are those of launch().
 std::vector<StepTime> profile_steps(Context& ctx, Program& p, int warmup, int repeats, bool graph,
                                     std::string* why = nullptr, bool isolated = false);
 

@@ -210,6 +210,32 @@ class ConvKernel final : public Kernel {
     return best;
   }
 
+  // One call of the algorithm on scratch buffers: whether cuDNN accepts and runs it.
+  bool runs(Context& ctx, const cudnnConvolutionFwdAlgoPerf_t& p, int64_t n, int64_t cin, int64_t ph, int64_t pw) {
+    TENSAT_CUDNN(cudnnSetConvolutionMathType(conv_, c_.tf32 ? p.mathType : CUDNN_FMA_MATH));
+    size_t ws = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, p.algo, &ws) != CUDNN_STATUS_SUCCESS) {
+      clear_stale_error();
+      return false;
+    }
+    DeviceBuffer scratch(ws);
+    DeviceBuffer x(static_cast<size_t>(n * cin * ph * pw) * sizeof(float));
+    DeviceBuffer w(static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw) * sizeof(float));
+    DeviceBuffer y(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
+    fill_zero(ctx, x.data(), x.bytes());
+    fill_zero(ctx, w.data(), w.bytes());
+    const float one = 1.0f, zero = 0.0f;
+    const cudnnStatus_t st = cudnnConvolutionForward(c_.cudnn, &one, x_, x.data(), w_, w.data(), conv_, p.algo,
+                                                     scratch.data(), ws, &zero, y_, y.data());
+    const cudaError_t sync = cudaStreamSynchronize(c_.stream);
+    if (st != CUDNN_STATUS_SUCCESS) {
+      clear_stale_error();
+      return false;
+    }
+    if (sync != cudaSuccess) throw_cuda(sync, "conv: trial of a heuristic algorithm", __FILE__, __LINE__);
+    return true;
+  }
+
   void choose_algorithm(Context& ctx, int64_t n, int64_t cin, int64_t ph, int64_t pw, int64_t pad_h, int64_t pad_w) {
     std::vector<int64_t> key = {n, cin, ph, pw, d_.cout, d_.cin_per_group, d_.kh, d_.kw, d_.sh, d_.sw, pad_h, pad_w, c_.tf32};
     auto it = c_.conv_algos.find(key);
@@ -232,10 +258,22 @@ class ConvKernel final : public Kernel {
         usable.push_back(i);
       }
       if (usable.empty()) throw GpuError("conv: cuDNN found no usable forward algorithm");
-      // The heuristic's first usable algorithm (the same in every process). The timed methods
-      // are kept for comparisons (see ConvSwitches).
+      // The heuristic's first usable algorithm that runs (the same in every process; one trial
+      // call each, as a heuristic's entry may still be refused). The timed methods are kept for
+      // comparisons (see ConvSwitches).
       int chosen = usable[0];
-      if (usable.size() > 1 && how == ConvSwitches::Algo::Retime) chosen = fastest(ctx, perf, usable, n, cin, ph, pw);
+      if (how == ConvSwitches::Algo::Heuristic) {
+        chosen = -1;
+        for (int i : usable) {
+          if (runs(ctx, perf[i], n, cin, ph, pw)) {
+            chosen = i;
+            break;
+          }
+        }
+        if (chosen < 0) throw GpuError("conv: none of cuDNN's heuristic algorithms runs for this geometry");
+      } else if (usable.size() > 1 && how == ConvSwitches::Algo::Retime) {
+        chosen = fastest(ctx, perf, usable, n, cin, ph, pw);
+      }
       it = c_.conv_algos.emplace(key, std::make_pair(static_cast<int>(perf[chosen].algo),
                                                      static_cast<int>(perf[chosen].mathType))).first;
     }
@@ -245,7 +283,8 @@ class ConvKernel final : public Kernel {
         conv_, c_.tf32 ? static_cast<cudnnMathType_t>(it->second.second) : CUDNN_FMA_MATH));
     TENSAT_CUDNN(cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, algo_, &ws_bytes_));
     c_.ensure_workspace(ws_bytes_);
-    detail_ = "cudnn algo " + std::to_string(static_cast<int>(algo_)) + " math " + std::to_string(it->second.second) +
+    detail_ = "cudnn algo " + std::to_string(static_cast<int>(algo_)) + " math " +
+              std::to_string(c_.tf32 ? it->second.second : static_cast<int>(CUDNN_FMA_MATH)) +
               " ws " + std::to_string(ws_bytes_) + (candidates_.empty() ? "" : "; re-timed (algo:ms)" + candidates_);
   }
 
@@ -543,6 +582,17 @@ bool cold_weights() {
   return on;
 }
 
+std::string measurement_variant() {
+  std::string v;
+  const ConvSwitches& c = conv_switches();
+  if (c.algo == ConvSwitches::Algo::Retime) v += "-conv-retime";
+  if (c.algo == ConvSwitches::Algo::Find) v += "-conv-find";
+  if (!c.fused) v += "-conv-unfused";
+  if (c.gemm1x1) v += "-conv-gemm1x1";
+  if (cold_weights()) v += "-cold-weights";
+  return v;
+}
+
 OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats) {
   auto out = cost::output_type(op, c);
   if (!out) throw GpuError(std::string(op_name(op)) + ": ill-typed node");
@@ -582,8 +632,11 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
       TENSAT_CUDA(cudaGetDevice(&dev));
       TENSAT_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
       if (wbytes > 0) {
-        const size_t want = (2 * static_cast<size_t>(l2) + wbytes - 1) / wbytes;
-        const size_t n = std::min(want, static_cast<size_t>(t.copies));
+        // Enough sets (and calls per replay) that a set is evicted before its next use; for
+        // tiny weights at most kMaxSets, whose calls then find part of them cached.
+        constexpr size_t kMaxSets = 1000;
+        const size_t n = std::min((2 * static_cast<size_t>(l2) + wbytes - 1) / wbytes, kMaxSets);
+        t.copies = std::max(t.copies, static_cast<int>(n));
         for (size_t k = 1; k < n; ++k) {
           std::vector<const void*> a = args;
           for (size_t i : wi) {

@@ -77,9 +77,15 @@ OpTiming time_op(Context& ctx, Op op, const Children& children, int warmup, int 
 /// an operator's weights were last read one inference ago, and a model's weights exceed the L2
 /// cache; copies of one operator back to back on the same buffers find them cached. With the
 /// switch, call i of a replay reads weight set i % S, S copies of the weight and bias holding
-/// at least twice the L2 cache (at most `copies` sets). The cuda model's method then ends in
-/// "-cold-weights", so the two kinds of cost are never mixed in a cache.
+/// at least twice the L2 cache (at most 1000; a replay then holds at least S calls). Matmul's
+/// second operand counts as a weight even where it is an activation (attention). The cuda
+/// model's method then ends in "-cold-weights" (measurement_variant).
 bool cold_weights();
+/// What the measurements of this process differ by from the default way (the conv switches of
+/// gpu_ops.cu, cold_weights()), as a suffix of the cuda model's method ("" for the default), so
+/// costs measured another way are never mixed with the default's in a cache, e.g.
+/// "-conv-retime-cold-weights".
+std::string measurement_variant();
 /// time_op(...).per_launch_ms.
 double measure_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
 

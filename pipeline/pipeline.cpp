@@ -4,9 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
+#include <string_view>
 
 #include "egraph/bridge.h"
 #include "egraph/cycle_filter.h"
@@ -260,20 +261,31 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // "Kept original" hands back the input file itself, byte for byte, where it is one file (no
   // external data, and --external-data not asked for): not even what importing and exporting
   // normalize changes (e.g. batch norms folded into Mul/Add, which PyTorch ran 0.2% slower
-  // than the DenseNet-121 export's BatchNormalization: H200, 2026-11-26).
+  // than the DenseNet-121 export's BatchNormalization: H200, 2026-11-26). It keeps the input's
+  // declared shapes, also where --input-shape fixed them for the optimization.
   auto write_original = [&] {
     if (!imp.ctx.external_data_files.empty() || o.external_data) return write_graph(imp.graph);
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(o.input, ec);
     std::ifstream in(o.input, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in) throw UsageError(o.input + ": cannot be read again to write it as the output");
+    if (ec || !in) throw UsageError(o.input + ": cannot be read again to write it as the output");
     staging.reset();
     try {
       staging.emplace(o.output);
     } catch (const FileError& e) {
       throw UsageError(e.what());
     }
-    staging->model_file().write(bytes.str());
+    std::string chunk(1 << 20, '\0');
+    uintmax_t copied = 0;
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      const auto got = static_cast<size_t>(in.gcount());
+      staging->model_file().write(std::string_view(chunk.data(), got));
+      copied += got;
+    }
+    if (in.bad() || copied != size)
+      throw UsageError(o.input + ": read " + std::to_string(copied) + " of its " + std::to_string(size) +
+                       " bytes to write it as the output; nothing written");
     rep.folded_weights = 0;
     rep.ops_after = imp.stats.onnx_op_counts;
     rep.external_data.clear();

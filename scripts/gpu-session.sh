@@ -76,7 +76,7 @@ for f in sys.argv[1:]:
         err.append(sum(abs(math.log(r["predicted_ms"] / r["graph"]["median_ms"])) for r in rs) / len(rs))
     except Exception:
         err.append(float("inf"))
-print(1 if err[1] < err[0] else 0)
+print(1 if err[1] < err[0] and max(err) < float("inf") else 0)
 PY
 )
 export TENSAT_COST_COLD_WEIGHTS=${COLD:-0}

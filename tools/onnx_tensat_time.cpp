@@ -1,7 +1,7 @@
 // onnx-tensat-time: times ONNX models on this machine's GPU with onnx-tensat's executor, and
 // shows where the time goes.
 //
-//   onnx-tensat-time MODEL.onnx... [--repeats N] [--profile] [--top K] [--json OUT.json]
+//   onnx-tensat-time MODEL.onnx... [--repeats N] [--profile [--isolated]] [--top K] [--json OUT.json]
 //                    [--cost-model table|roofline|cuda|none] [--cost-table FILE]
 //                    [--input-shape NAME:1x3x224x224]...
 //
@@ -11,7 +11,9 @@
 // operator costs). --profile adds the time of every step inside the model: the steps captured
 // in one CUDA graph with an event between steps, replayed N times (profile_steps), summed per
 // operator kind against the prediction, and the K steps that exceed their predicted cost the
-// most. Opaque nodes without a GPU kernel are region boundaries (random values, listed).
+// most; --isolated also times each step alone (10 calls back to back in a captured graph, as
+// the cuda cost model times an operator). Opaque nodes without a GPU kernel are region
+// boundaries (random values, listed).
 //
 // Exit status: 0 success; 2 bad input or usage (no GPU, an unreadable model); 1 internal.
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -196,8 +198,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(5, 100000));
   app.add_flag("--profile", a.profile, "time every step inside the model, per operator kind and the worst steps");
   app.add_option("--top", a.top, "--profile: how many steps to list")->default_val(a.top);
-  app.add_flag("--isolated", a.isolated, "--profile: also time each step alone, called back to back (as the cuda cost "
-                                         "model measures an operator)");
+  auto* profile = app.get_option("--profile");
+  app.add_flag("--isolated", a.isolated, "--profile: also time each step alone, 10 calls back to back in a captured graph (as the cuda cost "
+                                         "model measures an operator)")
+      ->needs(profile);
   app.add_option("--json", a.json_out, "write the results here");
   app.add_option("--cost-model", a.cost_model, "the prediction to compare with: table|roofline|cuda|none")
       ->default_val(a.cost_model);
@@ -234,17 +238,26 @@ int main(int argc, char** argv) {
     }
     gpu::Context ctx;
     json all = json::array();
-    for (const auto& m : a.models) all.push_back(time_model(a, m, ctx, model.get()));
-    if (!a.json_out.empty()) {
+    // The JSON file is rewritten after each model, so what was timed survives a later failure.
+    auto save = [&] {
+      if (a.json_out.empty()) return;
       std::ofstream out(a.json_out);
       out << all.dump(1) << "\n";
       if (!out) throw UsageError(a.json_out + ": cannot be written");
+    };
+    save();
+    for (const auto& m : a.models) {
+      all.push_back(time_model(a, m, ctx, model.get()));
+      save();
     }
     return 0;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "onnx-tensat-time: error: %s\n", e.what());
     return 2;
   } catch (const tensat::ImportError& e) {
+    std::fprintf(stderr, "onnx-tensat-time: error: %s\n", e.what());
+    return 2;
+  } catch (const tensat::exec::ExecError& e) {
     std::fprintf(stderr, "onnx-tensat-time: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
