@@ -37,6 +37,7 @@
 #include "pipeline/rule_sources.h"
 #include "support/blas_threads.h"
 #include "support/stopwatch.h"
+#include "tools/tool_cli.h"
 
 namespace {
 
@@ -181,18 +182,8 @@ int main(int argc, char** argv) {
   app.add_flag("--tf32", a.tf32, "measure with TF32 tensor cores (the device name gets \" tf32\")");
   int verbose = 0;
   app.add_flag("-v,--verbose", verbose, "more logging (repeat for debug)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  auto logger = spdlog::stderr_color_mt("onnx-tensat-costs");
-  logger->set_pattern("%^%l%$: %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(verbose >= 2 ? spdlog::level::debug : verbose == 1 ? spdlog::level::info : spdlog::level::warn);
+  if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
+  tensat::tools::use_tool_logger("onnx-tensat-costs", verbose);
   try {
     if (!a.fit_report.empty()) {
       if (!a.models.empty() || !a.out.empty()) throw UsageError("--fit-report takes no models and no --out");

@@ -30,6 +30,7 @@
 #include "support/atomic_file.h"
 #include "support/blas_threads.h"
 #include "support/stopwatch.h"
+#include "tools/tool_cli.h"
 
 namespace {
 
@@ -155,14 +156,7 @@ int main(int argc, char** argv) {
   app.add_flag("--convert", do_convert, "import and export only (no optimization)");
   app.add_option("--input-shape", shapes, "fix an input's shape, NAME:1x3x224x224 (repeatable)");
   app.add_flag("-q,--quiet", quiet, "print nothing but errors");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
+  if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
   spdlog::set_level(quiet ? spdlog::level::err : spdlog::level::warn);
   if (pos.size() != (do_convert ? 2u : 3u)) {
     std::fprintf(stderr, "onnx-tensat-exec: error: expected %s\n",

@@ -22,6 +22,7 @@
 #include "pipeline/pipeline.h"
 #include "support/atomic_file.h"
 #include "support/blas_threads.h"
+#include "tools/tool_cli.h"
 
 namespace {
 
@@ -157,23 +158,11 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "progress and more logging (repeat for debug)")->group(g4);
   app.add_flag("-q,--quiet", o.quiet, "print nothing but errors")->group(g4);
   app.set_version_flag("--version", std::string("onnx-tensat ") + TENSAT_VERSION);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
+  if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
   o.verbose = verbose;
   o.k1_seed = !no_k1_seed;
   o.progress = !o.quiet && (verbose > 0 || ::isatty(STDERR_FILENO));
-  auto logger = spdlog::stderr_color_mt("onnx-tensat");
-  logger->set_pattern("%^%l%$: %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(o.quiet ? spdlog::level::err
-                            : verbose >= 2 ? spdlog::level::debug
-                                           : verbose == 1 ? spdlog::level::info : spdlog::level::warn);
+  tensat::tools::use_tool_logger("onnx-tensat", verbose, o.quiet);
 
   tensat::PipelineReport rep;
   auto fail = [&](int code, const char* kind, const std::string& msg) {

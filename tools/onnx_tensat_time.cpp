@@ -16,10 +16,6 @@
 // boundaries (random values, listed).
 //
 // Exit status: 0 success; 2 bad input or usage (no GPU, an unreadable model); 1 internal.
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -32,6 +28,7 @@
 #include "importer/importer.h"
 #include "pipeline/opaque_ops.h"
 #include "support/blas_threads.h"
+#include "tools/tool_cli.h"
 
 namespace {
 
@@ -210,18 +207,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", a.seed, "seed of the random inputs")->default_val(a.seed);
   int verbose = 0;
   app.add_flag("-v,--verbose", verbose, "more logging (repeat for debug)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  auto logger = spdlog::stderr_color_mt("onnx-tensat-time");
-  logger->set_pattern("%^%l%$: %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(verbose >= 2 ? spdlog::level::debug : verbose == 1 ? spdlog::level::info : spdlog::level::warn);
+  if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
+  tensat::tools::use_tool_logger("onnx-tensat-time", verbose);
   try {
     if (!gpu::available())
       throw UsageError("timing needs a GPU, and none was found on this machine (" +

@@ -282,15 +282,20 @@ TEST(GpuExecutor, TimeIsPositive) {
   EXPECT_GT(t2, 0.0);
 }
 
+// tanh, relu, tanh, ... `n` times over an input of `shape`, the last one the output.
+ir::NodeId activation_chain(Builder& b, const Shape& shape, int n) {
+  ir::NodeId v = b.input("x", shape);
+  for (int i = 0; i < n; ++i) v = b.g.op(i % 2 ? Op::Relu : Op::Tanh, {v});
+  b.outputs({v});
+  return v;
+}
+
 // A chain of 12 relus over 1 MiB values: the arena holds two of them, not twelve, and the
 // result is right in both modes.
 TEST(GpuExecutor, ArenaReusesMemoryAndGraphReplayMatchesEager) {
   TENSAT_REQUIRE_GPU();
   Builder b;
-  ir::NodeId x = b.input("x", {256, 1024});
-  ir::NodeId v = x;
-  for (int i = 0; i < 12; ++i) v = b.g.op(i % 2 ? Op::Relu : Op::Tanh, {v});
-  b.outputs({v});
+  const ir::NodeId v = activation_chain(b, {256, 1024}, 12);
   Context ctx;
   Program p(ctx, b.g, b.w, b.in, {});
   EXPECT_EQ(p.steps(), 12);
@@ -345,10 +350,7 @@ TEST(GpuTiming, BothModesWithTheirSpread) {
 TEST(GpuTiming, StepProfileCoversEveryStepAndAddsUpToTheReplay) {
   TENSAT_REQUIRE_GPU();
   Builder b;
-  ir::NodeId x = b.input("x", {512, 1024});
-  ir::NodeId v = x;
-  for (int i = 0; i < 8; ++i) v = b.g.op(i % 2 ? Op::Relu : Op::Tanh, {v});
-  b.outputs({v});
+  const ir::NodeId v = activation_chain(b, {512, 1024}, 8);
   Context ctx;
   Program p(ctx, b.g, b.w, b.in, {}, true);
   std::string why;
