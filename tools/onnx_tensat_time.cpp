@@ -152,7 +152,9 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
       k.predicted += pr;
       k.isolated += s.isolated_ms;
       rows.push_back({s.stats.median_ms, pr, s.isolated_ms, s.id, s.kernels, s.detail});
-      js.push_back({{"node", s.id}, {"op", std::string(tensat::op_name(g.node(s.id).op))}, {"signature", signature(s.id)},
+      js.push_back({{"node", s.id},
+                    {"op", std::string(tensat::op_name(g.node(s.id).op))},
+                    {"signature", signature(s.id)},
                     {"kernels", s.kernels}, {"median_ms", s.stats.median_ms}, {"iqr_ms", s.stats.iqr_ms()},
                     {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"detail", s.detail}});
     }
@@ -196,8 +198,9 @@ int main(int argc, char** argv) {
   app.add_flag("--profile", a.profile, "time every step inside the model, per operator kind and the worst steps");
   app.add_option("--top", a.top, "--profile: how many steps to list")->default_val(a.top);
   auto* profile = app.get_option("--profile");
-  app.add_flag("--isolated", a.isolated, "--profile: also time each step alone, 10 calls back to back in a captured graph (as the cuda cost "
-                                         "model measures an operator)")
+  app.add_flag("--isolated", a.isolated,
+               "--profile: also time each step alone, 10 calls back to back in a captured graph (as the cuda "
+               "cost model measures an operator)")
       ->needs(profile);
   app.add_option("--json", a.json_out, "write the results here");
   app.add_option("--cost-model", a.cost_model, "the prediction to compare with: table|roofline|cuda|none")
