@@ -158,20 +158,28 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
                     {"kernels", s.kernels}, {"median_ms", s.stats.median_ms}, {"iqr_ms", s.stats.iqr_ms()},
                     {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"detail", s.detail}});
     }
-    std::printf("  profile (%s; median of %d per step): steps sum to %.4f ms (graph replay %.4f ms)\n",
+    // What the events alone add per step: the same sequence with every step empty, in the same
+    // mode (the "net" column takes it off each step).
+    double per_event = 0;
+    {
+      std::string ignored;
+      auto empty = ctx.step_samples_ms(p.steps(), [](int) {}, 3, std::min(a.repeats, 30), why.empty(), &ignored);
+      for (auto& e : empty) per_event += gpu::summarize(std::move(e)).median_ms;
+      per_event = empty.empty() ? 0.0 : per_event / static_cast<double>(empty.size());
+    }
+    std::printf("  profile (%s; median of %d per step): steps sum to %.4f ms (graph replay %.4f ms); an empty "
+                "step measures %.4f ms\n",
                 why.empty() ? "one CUDA graph, an event between steps" : why.c_str(), a.repeats, sum,
-                t.graph.ok ? t.graph.stats.median_ms : 0.0);
-    std::printf("  %-12s %6s %8s %11s %12s %8s %12s\n", "op", "steps", "kernels", "measured", "predicted", "ratio",
-                "alone");
+                t.graph.ok ? t.graph.stats.median_ms : 0.0, per_event);
+    std::printf("  %-12s %6s %8s %11s %11s %12s %8s %12s\n", "op", "steps", "kernels", "measured", "net",
+                "predicted", "net/pred", "alone");
     json jk = json::object();
     for (const auto& [name, k] : kinds) {
-      std::printf("  %-12s %6d %8d %9.4f ms %9.4f ms %8.3f %9.4f ms\n", name.c_str(), k.steps, k.kernels, k.measured,
-                  k.predicted, k.predicted > 0 ? k.measured / k.predicted : 0.0, k.isolated);
-      jk[name] = {{"steps", k.steps},
-                  {"kernels", k.kernels},
-                  {"measured_ms", k.measured},
-                  {"predicted_ms", k.predicted},
-                  {"isolated_ms", k.isolated}};
+      const double net = std::max(0.0, k.measured - k.steps * per_event);
+      std::printf("  %-12s %6d %8d %9.4f ms %9.4f ms %9.4f ms %8.3f %9.4f ms\n", name.c_str(), k.steps, k.kernels,
+                  k.measured, net, k.predicted, k.predicted > 0 ? net / k.predicted : 0.0, k.isolated);
+      jk[name] = {{"steps", k.steps},       {"kernels", k.kernels},     {"measured_ms", k.measured},
+                  {"net_ms", net},          {"predicted_ms", k.predicted}, {"isolated_ms", k.isolated}};
     }
     std::sort(rows.begin(), rows.end(),
               [](const Row& x, const Row& y) { return x.measured - x.predicted > y.measured - y.predicted; });
@@ -179,7 +187,11 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(std::max(a.top, 0)); ++i)
       std::printf("    %8.4f ms vs %8.4f ms (alone %.4f)  %s  [%s]\n", rows[i].measured, rows[i].predicted,
                   rows[i].isolated, signature(rows[i].id).c_str(), rows[i].detail.c_str());
-    r["profile"] = {{"mode", why.empty() ? "graph" : "eager"}, {"sum_ms", sum}, {"by_op", jk}, {"steps", js}};
+    r["profile"] = {{"mode", why.empty() ? "graph" : "eager"},
+                    {"sum_ms", sum},
+                    {"empty_step_ms", per_event},
+                    {"by_op", jk},
+                    {"steps", js}};
   }
   std::fflush(stdout);
   return r;
