@@ -477,6 +477,7 @@ std::vector<StepTime> profile_steps(Context& ctx, Program& p, int warmup, int re
         alone = ctx.back_to_back_samples_ms([&] { graph.launch(); }, 3, 20);
       } catch (const GpuError&) {
         alone = ctx.back_to_back_samples_ms(many, 3, 20);
+        t.isolated_eager = true;
       }
       t.isolated_ms = summarize(std::move(alone)).median_ms / kCopies;
     }

@@ -134,6 +134,7 @@ struct StepTime {
   int kernels = 0;
   TimingStats stats;
   double isolated_ms = 0;  ///< the step alone, per call of 10 back to back in a graph; 0: not timed
+  bool isolated_eager = false;  ///< the capture failed: the 10 calls were launched eagerly
   std::string detail;      ///< Program::step_detail
 };
 /// Per-step times of the program inside the whole sequence (Context::step_samples_ms): graph

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "lang/weights.h"
@@ -210,29 +211,39 @@ class ConvKernel final : public Kernel {
     return best;
   }
 
-  // One call of the algorithm on scratch buffers: whether cuDNN accepts and runs it.
-  bool runs(Context& ctx, const cudnnConvolutionFwdAlgoPerf_t& p, int64_t n, int64_t cin, int64_t ph, int64_t pw) {
+  // One call of the algorithm on scratch buffers: whether cuDNN accepts and runs it within the
+  // workspace budget (an allocation that fails counts as "does not run").
+  bool runs(Context& ctx, const cudnnConvolutionFwdAlgoPerf_t& p, int64_t n, int64_t cin, int64_t ph, int64_t pw,
+            size_t budget) {
     TENSAT_CUDNN(cudnnSetConvolutionMathType(conv_, c_.tf32 ? p.mathType : CUDNN_FMA_MATH));
     size_t ws = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, p.algo, &ws) != CUDNN_STATUS_SUCCESS) {
+    if (cudnnGetConvolutionForwardWorkspaceSize(c_.cudnn, x_, w_, conv_, y_, p.algo, &ws) != CUDNN_STATUS_SUCCESS ||
+        ws > budget) {
       clear_stale_error();
       return false;
     }
-    DeviceBuffer scratch(ws);
-    DeviceBuffer x(static_cast<size_t>(n * cin * ph * pw) * sizeof(float));
-    DeviceBuffer w(static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw) * sizeof(float));
-    DeviceBuffer y(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
-    fill_zero(ctx, x.data(), x.bytes());
-    fill_zero(ctx, w.data(), w.bytes());
+    std::optional<DeviceBuffer> scratch, x, w, y;
+    try {
+      scratch.emplace(ws);
+      x.emplace(static_cast<size_t>(n * cin * ph * pw) * sizeof(float));
+      w.emplace(static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw) * sizeof(float));
+      y.emplace(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
+    } catch (const GpuError&) {  // out of memory: try the next algorithm
+      clear_stale_error();
+      return false;
+    }
+    fill_zero(ctx, x->data(), x->bytes());
+    fill_zero(ctx, w->data(), w->bytes());
     const float one = 1.0f, zero = 0.0f;
-    const cudnnStatus_t st = cudnnConvolutionForward(c_.cudnn, &one, x_, x.data(), w_, w.data(), conv_, p.algo,
-                                                     scratch.data(), ws, &zero, y_, y.data());
+    const cudnnStatus_t st = cudnnConvolutionForward(c_.cudnn, &one, x_, x->data(), w_, w->data(), conv_, p.algo,
+                                                     scratch->data(), ws, &zero, y_, y->data());
+    // A failure of the GPU itself (a sticky error) is an error, not a refusal.
     const cudaError_t sync = cudaStreamSynchronize(c_.stream);
+    if (sync != cudaSuccess) throw_cuda(sync, "conv: trial of a heuristic algorithm", __FILE__, __LINE__);
     if (st != CUDNN_STATUS_SUCCESS) {
       clear_stale_error();
       return false;
     }
-    if (sync != cudaSuccess) throw_cuda(sync, "conv: trial of a heuristic algorithm", __FILE__, __LINE__);
     return true;
   }
 
@@ -265,7 +276,7 @@ class ConvKernel final : public Kernel {
       if (how == ConvSwitches::Algo::Heuristic) {
         chosen = -1;
         for (int i : usable) {
-          if (runs(ctx, perf[i], n, cin, ph, pw)) {
+          if (runs(ctx, perf[i], n, cin, ph, pw, budget)) {
             chosen = i;
             break;
           }
@@ -636,7 +647,9 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
         // tiny weights at most kMaxSets, whose calls then find part of them cached.
         constexpr size_t kMaxSets = 1000;
         const size_t n = std::min((2 * static_cast<size_t>(l2) + wbytes - 1) / wbytes, kMaxSets);
-        t.copies = std::max(t.copies, static_cast<int>(n));
+        // A whole number of rotations per replay, so no set is used twice in a row across the
+        // boundary between replays.
+        t.copies = static_cast<int>((std::max(static_cast<size_t>(t.copies), n) + n - 1) / n * n);
         for (size_t k = 1; k < n; ++k) {
           std::vector<const void*> a = args;
           for (size_t i : wi) {

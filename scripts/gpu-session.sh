@@ -59,25 +59,31 @@ grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]' "$W/logs/unit.log" | head -20 >>
 while ! grep -q "gen rc" "$W/logs/gen.log" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 1; done
 # Costs that add up: the sum of the cuda model's costs over each model's steps (onnx-tensat-time's
 # "predicted") against its graph-mode time, with the weights cached (the default) and read from
-# memory (TENSAT_COST_COLD_WEIGHTS=1, gpu_ops.h cold_weights); each with its own fresh cache.
+# memory (TENSAT_COST_COLD_WEIGHTS=1, gpu_ops.h cold_weights); each process measures into a
+# fresh cache (onnx-tensat-time keeps the cuda model's costs in memory).
+ADDUP_MODELS="resnet50 inceptionv3 nasrnn bert"
 for cw in 0 1; do
-  step "addup.cold$cw" 60 env TENSAT_COST_COLD_WEIGHTS=$cw bundle/run onnx-tensat-time \
-    "$W/models/resnet50.onnx" "$W/models/inceptionv3.onnx" "$W/models/nasrnn.onnx" "$W/models/bert.onnx" \
-    --cost-model cuda --repeats 50 --json "$W/addup.cold$cw.json"
+  am=(); for m in $ADDUP_MODELS; do am+=("$W/models/$m.onnx"); done
+  step "addup.cold$cw" 60 env TENSAT_COST_COLD_WEIGHTS=$cw bundle/run onnx-tensat-time "${am[@]}" --cost-model cuda --repeats 50 --json "$W/addup.cold$cw.json"
+  echo $? > "$W/addup.cold$cw.rc"
   grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.cold$cw.log" >> "$S"
 done
-# The way of measuring whose sums come closer to the graph time (mean |log(predicted / graph)|
-# over the four models) measures the table and prices everything after it in this call.
-COLD=$(python3 - "$W/addup.cold0.json" "$W/addup.cold1.json" <<'PY' 2>>"$S"
+# The way whose sums come closer to the graph time (mean |log(predicted / graph)| over the
+# models) measures the table and prices everything after it in this call; cold only when both
+# runs finished (exit 0) with the same models.
+COLD=$(python3 - "$W" <<'PY' 2>>"$S"
 import json, math, sys
-err = []
-for f in sys.argv[1:]:
+w = sys.argv[1]
+err, models = [], []
+for cw in (0, 1):
     try:
-        rs = json.load(open(f))
-        err.append(sum(abs(math.log(r["predicted_ms"] / r["graph"]["median_ms"])) for r in rs) / len(rs))
+        ok = open(f"{w}/addup.cold{cw}.rc").read().strip() == "0"
+        rs = json.load(open(f"{w}/addup.cold{cw}.json")) if ok else []
     except Exception:
-        err.append(float("inf"))
-print(1 if err[1] < err[0] and max(err) < float("inf") else 0)
+        rs = []
+    models.append(sorted(r["model"] for r in rs))
+    err.append(sum(abs(math.log(r["predicted_ms"] / r["graph"]["median_ms"])) for r in rs) / len(rs) if rs else float("inf"))
+print(1 if models[0] == models[1] and models[0] and err[1] < err[0] else 0)
 PY
 )
 export TENSAT_COST_COLD_WEIGHTS=${COLD:-0}

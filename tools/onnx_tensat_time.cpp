@@ -15,10 +15,11 @@
 // the cuda cost model times an operator). Opaque nodes without a GPU kernel are region
 // boundaries (random values, listed).
 //
-// Exit status: 0 success; 2 bad input or usage (no GPU, an unreadable model); 1 internal.
+// Exit status: 0 success; 2 bad input or usage (no GPU, an unreadable model, a model the executor
+// refuses, e.g. non-float32 inputs); 1 internal. The JSON file is rewritten (atomically) after
+// each model, so what was timed survives a later failure.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,7 @@
 #include "gpu_cost/gpu_runtime.h"
 #include "importer/importer.h"
 #include "pipeline/opaque_ops.h"
+#include "support/atomic_file.h"
 #include "support/blas_threads.h"
 #include "tools/tool_cli.h"
 
@@ -156,14 +158,15 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
                     {"op", std::string(tensat::op_name(g.node(s.id).op))},
                     {"signature", signature(s.id)},
                     {"kernels", s.kernels}, {"median_ms", s.stats.median_ms}, {"iqr_ms", s.stats.iqr_ms()},
-                    {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"detail", s.detail}});
+                    {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"isolated_eager", s.isolated_eager},
+                    {"detail", s.detail}});
     }
     // What the events alone add per step: the same sequence with every step empty, in the same
     // mode (the "net" column takes it off each step).
     double per_event = 0;
+    std::string empty_why;
     {
-      std::string ignored;
-      auto empty = ctx.step_samples_ms(p.steps(), [](int) {}, 3, std::min(a.repeats, 30), why.empty(), &ignored);
+      auto empty = ctx.step_samples_ms(p.steps(), [](int) {}, 3, std::min(a.repeats, 30), why.empty(), &empty_why);
       for (auto& e : empty) per_event += gpu::summarize(std::move(e)).median_ms;
       per_event = empty.empty() ? 0.0 : per_event / static_cast<double>(empty.size());
     }
@@ -171,6 +174,10 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
                 "step measures %.4f ms\n",
                 why.empty() ? "one CUDA graph, an event between steps" : why.c_str(), a.repeats, sum,
                 t.graph.ok ? t.graph.stats.median_ms : 0.0, per_event);
+    if (!empty_why.empty()) std::printf("  (the empty sequence: %s; its figure is an eager one)\n", empty_why.c_str());
+    const bool any_eager =
+        std::any_of(steps.begin(), steps.end(), [](const gpu::StepTime& st) { return st.isolated_eager; });
+    if (a.isolated && any_eager) std::printf("  (some steps alone were timed eagerly: their capture failed)\n");
     std::printf("  %-12s %6s %8s %11s %11s %12s %8s %12s\n", "op", "steps", "kernels", "measured", "net",
                 "predicted", "net/pred", "alone");
     json jk = json::object();
@@ -243,9 +250,11 @@ int main(int argc, char** argv) {
     // The JSON file is rewritten after each model, so what was timed survives a later failure.
     auto save = [&] {
       if (a.json_out.empty()) return;
-      std::ofstream out(a.json_out);
-      out << all.dump(1) << "\n";
-      if (!out) throw UsageError(a.json_out + ": cannot be written");
+      try {
+        tensat::write_file_atomic(a.json_out, all.dump(1) + "\n");
+      } catch (const tensat::FileError& e) {
+        throw UsageError(e.what());
+      }
     };
     save();
     for (const auto& m : a.models) {
