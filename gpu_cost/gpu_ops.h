@@ -1,14 +1,14 @@
 // GPU kernels for the operators of the tensor language, prepared once and run many times.
 //
 // prepare() decodes a signature (op + child types), creates the cuDNN descriptors, picks the
-// fastest convolution algorithm (cudnnFindConvolutionForwardAlgorithm) and sizes the shared
+// convolution algorithm (cuDNN's heuristic, gpu_ops.cu ConvSwitches) and sizes the shared
 // workspace; run() only enqueues work on the context's stream (it never allocates or
 // synchronizes, so it can be captured in a CUDA graph). The cuda cost model times run() on
 // buffers sized to the one operator, inside a captured graph (time_op); the GPU executor runs
 // a whole graph with the same kernels, so measured costs and end-to-end times agree.
 //
 // Implementation per operator:
-//   conv       cuDNN, fastest algorithm; relu (with or without bias) fused by
+//   conv       cuDNN, the heuristic's first algorithm that runs; relu (with or without bias) fused by
 //              cudnnConvolutionBiasActivationForward; bias without activation by
 //              cudnnAddTensor; sigmoid/tanh by a separate bias+activation kernel; asymmetric
 //              pads by an explicit zero-pad kernel first (cuDNN pads symmetrically only)
