@@ -182,6 +182,21 @@ class ConvKernel final : public Kernel {
   }
 
  private:
+  // Input, filter and output buffers of this convolution's geometry (the input padded), for
+  // trying algorithms outside the program's arena; filled with random values.
+  struct Operands {
+    DeviceBuffer x, w, y;
+  };
+  Operands operands(Context& ctx, int64_t n, int64_t cin, int64_t ph, int64_t pw) const {
+    const size_t xs = static_cast<size_t>(n * cin * ph * pw);
+    const size_t ws = static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw);
+    Operands o{DeviceBuffer(xs * sizeof(float)), DeviceBuffer(ws * sizeof(float)),
+               DeviceBuffer(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float))};
+    fill_random(ctx, o.x.f32(), xs, 1);
+    fill_random(ctx, o.w.f32(), ws, 2);
+    return o;
+  }
+
   int fastest(Context& ctx, const cudnnConvolutionFwdAlgoPerf_t* perf, const std::vector<int>& usable, int64_t n,
               int64_t cin, int64_t ph, int64_t pw) {
     // The candidates run in a scratch workspace: the shared one grows only to what the chosen
@@ -189,11 +204,8 @@ class ConvKernel final : public Kernel {
     size_t need = 0;
     for (int i : usable) need = std::max(need, perf[i].memory);
     DeviceBuffer scratch(need);
-    const size_t xs = static_cast<size_t>(n * cin * ph * pw);
-    const size_t ws = static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw);
-    DeviceBuffer x(xs * sizeof(float)), w(ws * sizeof(float)), y(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
-    fill_random(ctx, x.f32(), xs, 1);
-    fill_random(ctx, w.f32(), ws, 2);
+    const Operands o = operands(ctx, n, cin, ph, pw);
+    const DeviceBuffer &x = o.x, &w = o.w, &y = o.y;
     const float one = 1.0f, zero = 0.0f;
     int best = usable[0];
     double best_ms = 0;
@@ -222,21 +234,18 @@ class ConvKernel final : public Kernel {
       clear_stale_error();
       return false;
     }
-    std::optional<DeviceBuffer> scratch, x, w, y;
+    std::optional<DeviceBuffer> scratch;
+    std::optional<Operands> o;
     try {
       scratch.emplace(ws);
-      x.emplace(static_cast<size_t>(n * cin * ph * pw) * sizeof(float));
-      w.emplace(static_cast<size_t>(d_.cout * d_.cin_per_group * d_.kh * d_.kw) * sizeof(float));
-      y.emplace(static_cast<size_t>(d_.n * d_.cout * d_.oh * d_.ow) * sizeof(float));
+      o.emplace(operands(ctx, n, cin, ph, pw));
     } catch (const GpuError&) {  // out of memory: try the next algorithm
       clear_stale_error();
       return false;
     }
-    fill_zero(ctx, x->data(), x->bytes());
-    fill_zero(ctx, w->data(), w->bytes());
     const float one = 1.0f, zero = 0.0f;
-    const cudnnStatus_t st = cudnnConvolutionForward(c_.cudnn, &one, x_, x->data(), w_, w->data(), conv_, p.algo,
-                                                     scratch->data(), ws, &zero, y_, y->data());
+    const cudnnStatus_t st = cudnnConvolutionForward(c_.cudnn, &one, x_, o->x.data(), w_, o->w.data(), conv_, p.algo,
+                                                     scratch->data(), ws, &zero, y_, o->y.data());
     // A failure of the GPU itself (a sticky error) is an error, not a refusal.
     const cudaError_t sync = cudaStreamSynchronize(c_.stream);
     if (sync != cudaSuccess) throw_cuda(sync, "conv: trial of a heuristic algorithm", __FILE__, __LINE__);

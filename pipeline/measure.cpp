@@ -9,18 +9,23 @@
 
 namespace tensat {
 
+exec::Inputs timing_inputs(const ir::Graph& g, uint64_t seed) {
+  exec::Inputs inputs;
+  for (const auto& n : g.nodes()) {
+    if (n.op != Op::Input) continue;
+    auto leaf = parse_leaf_id(g.node(n.children[0]).sym);
+    if (leaf && leaf->type.dtype == DType::F32) inputs[leaf->name] = exec::random_tensor(leaf->type.shape, seed);
+  }
+  return inputs;
+}
+
 MeasureResult measure_models(const ImportResult& original, const ImportResult& optimized, uint64_t seed,
                              int repeats) {
   MeasureResult r;
   try {
     gpu::Context ctx;
     r.device = ctx.device_name();
-    exec::Inputs inputs;
-    for (const auto& n : original.graph.nodes()) {
-      if (n.op != Op::Input) continue;
-      auto leaf = parse_leaf_id(original.graph.node(n.children[0]).sym);
-      if (leaf && leaf->type.dtype == DType::F32) inputs[leaf->name] = exec::random_tensor(leaf->type.shape, seed);
-    }
+    const exec::Inputs inputs = timing_inputs(original.graph, seed);
     const exec::OpaqueOps ops_a = describe_opaque_ops(original.ctx), ops_b = describe_opaque_ops(optimized.ctx);
     exec::RunOptions oa, ob;
     oa.opaque = &ops_a;

@@ -22,6 +22,10 @@ struct MeasureResult {
   gpu::Verdict verdict;        ///< keep_optimized: faster by more than the spread
 };
 
+/// Random float32 values for the graph's float32 inputs, as --measure times a model (the
+/// executor gives the other inputs and opaque boundaries random values itself).
+exec::Inputs timing_inputs(const ir::Graph& g, uint64_t seed);
+
 /// Times both models (at least 50 samples per mode). Never throws for a model the GPU cannot
 /// run: the result says why (ok false).
 MeasureResult measure_models(const ImportResult& original, const ImportResult& optimized, uint64_t seed,

@@ -27,6 +27,7 @@
 #include "gpu_cost/gpu_executor.h"
 #include "gpu_cost/gpu_runtime.h"
 #include "importer/importer.h"
+#include "pipeline/measure.h"
 #include "pipeline/opaque_ops.h"
 #include "support/atomic_file.h"
 #include "support/blas_threads.h"
@@ -74,13 +75,7 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
     io.input_shapes[name] = shape;
   }
   tensat::ImportResult imp = tensat::import_onnx_file(path, io);
-  tensat::exec::Inputs inputs;
-  for (const auto& n : imp.graph.nodes()) {
-    if (n.op != tensat::Op::Input) continue;
-    auto leaf = tensat::parse_leaf_id(imp.graph.node(n.children[0]).sym);
-    if (leaf && leaf->type.dtype == tensat::DType::F32)
-      inputs[leaf->name] = tensat::exec::random_tensor(leaf->type.shape, a.seed);
-  }
+  const tensat::exec::Inputs inputs = tensat::timing_inputs(imp.graph, a.seed);
   const tensat::exec::OpaqueOps ops = tensat::describe_opaque_ops(imp.ctx);
   tensat::exec::RunOptions ro;
   ro.opaque = &ops;
@@ -91,19 +86,13 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
 
   // The prediction over the steps the executor runs (constant steps are computed at build).
   const tensat::ir::Graph& g = imp.graph;
-  auto predicted = [&](tensat::ir::NodeId id) {
-    if (!model) return 0.0;
-    const tensat::ir::Node& n = g.node(id);
+  auto children = [&](tensat::ir::NodeId id) {
     cost::Children kids;
-    for (auto c : n.children) kids.push_back(&g.type(c));
-    return model->op_cost(n.op, kids);
+    for (auto c : g.node(id).children) kids.push_back(&g.type(c));
+    return kids;
   };
-  auto signature = [&](tensat::ir::NodeId id) {
-    const tensat::ir::Node& n = g.node(id);
-    cost::Children kids;
-    for (auto c : n.children) kids.push_back(&g.type(c));
-    return cost::signature(n.op, kids);
-  };
+  auto predicted = [&](tensat::ir::NodeId id) { return model ? model->op_cost(g.node(id).op, children(id)) : 0.0; };
+  auto signature = [&](tensat::ir::NodeId id) { return cost::signature(g.node(id).op, children(id)); };
   double pred_total = 0;
   for (int i = 0; i < p.steps(); ++i) pred_total += predicted(p.step_node(i));
 

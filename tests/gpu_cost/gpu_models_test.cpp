@@ -22,6 +22,7 @@
 #include "gpu_cost/gpu_executor.h"
 #include "importer/importer.h"
 #include "pipeline/costing.h"
+#include "pipeline/measure.h"
 #include "pipeline/opaque_ops.h"
 #include "refexec/executor.h"
 #include "test_support.h"
@@ -37,16 +38,6 @@ std::string models_dir() {
 }
 
 std::string model_path(const std::string& name) { return models_dir() + "/" + name + ".onnx"; }
-
-exec::Inputs random_inputs(const ir::Graph& g) {
-  exec::Inputs in;
-  for (const auto& n : g.nodes()) {
-    if (n.op != Op::Input) continue;
-    auto leaf = parse_leaf_id(g.node(n.children[0]).sym);
-    if (leaf && leaf->type.dtype == DType::F32) in[leaf->name] = exec::random_tensor(leaf->type.shape, 17);
-  }
-  return in;
-}
 
 // The model loaded with its opaque descriptions (kept alive for RunOptions::opaque).
 struct Loaded {
@@ -71,7 +62,7 @@ std::unique_ptr<Loaded> load(const std::string& name) {
                    << "into $TENSAT_MODELS_DIR (scripts/run-gpu-tests.sh does)"
 
 double graph_median_ms(gpu::Context& ctx, const Loaded& m, int repeats) {
-  gpu::Program p(ctx, m.imp.graph, m.imp.weights, random_inputs(m.imp.graph), m.opts, true);
+  gpu::Program p(ctx, m.imp.graph, m.imp.weights, timing_inputs(m.imp.graph, 17), m.opts, true);
   gpu::TimingOptions o;
   o.repeats = repeats;
   o.eager = false;
@@ -85,7 +76,7 @@ class GpuModels : public ::testing::TestWithParam<std::string> {};
 TEST_P(GpuModels, MatchesTheCpuReference) {
   TENSAT_REQUIRE_GPU();
   TENSAT_LOAD_MODEL(m, GetParam());
-  exec::Inputs in = random_inputs(m->imp.graph);
+  exec::Inputs in = timing_inputs(m->imp.graph, 17);
   exec::RunResult cpu = refexec::run(m->imp.graph, m->imp.weights, in, m->opts);
   exec::RunResult gpu = gpu::run(m->imp.graph, m->imp.weights, in, m->opts);
   ASSERT_EQ(cpu.outputs.size(), gpu.outputs.size());
