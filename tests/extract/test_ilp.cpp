@@ -338,16 +338,17 @@ TEST(Ilp, OddCoverCutClosesTheMergedTriangle) {
   }
 }
 
-// With a cut family switched on by `set(opts, true)`, the ILP proves g's optimum `best` by
-// its LP (blocks or not); switched off, CBC has to.
-void expect_lp_proof_with(const ExtractGraph& g, double best, void (*set)(IlpOptions&, bool)) {
+// With one cut family (`family`) on and the other two off, the ILP proves g's optimum `best` by
+// its LP (blocks or not); with that family off too, CBC has to.
+void expect_lp_proof_by(const ExtractGraph& g, double best, bool IlpOptions::*family) {
   EXPECT_NEAR(testing::brute_force_optimum(g), best, 1e-12);
   for (bool blocks : {true, false})
     for (bool cuts : {true, false}) {
       IlpOptions opts;
       opts.landmarks = false;  // (LM-cut's landmarks may find these too)
       opts.blocks = blocks;
-      set(opts, cuts);
+      opts.path_cuts = opts.odd_cover_cuts = opts.exclusive_readers = false;
+      opts.*family = cuts;
       const ExtractResult r = extract_ilp(g, opts);
       const std::string what = "blocks " + std::to_string(blocks) + " cuts " + std::to_string(cuts);
       EXPECT_EQ(r.status, "optimal") << what;
@@ -361,30 +362,18 @@ void expect_lp_proof_with(const ExtractGraph& g, double best, void (*set)(IlpOpt
 // (The deep odd cover's own row for A and the exclusive-reader row of T are the same row
 // here: off, to test the path cut.)
 TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
-  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
-    o.odd_cover_cuts = false;
-    o.exclusive_readers = false;
-    o.path_cuts = on;
-  });
+  expect_lp_proof_by(testing::two_paths_to_one_conv(), 12.0, &IlpOptions::path_cuts);
 }
 
 // ... and so does the deep odd cover's own row of the mandatory class A (its region's leaf T
 // plus its exits, separation.cpp) ...
 TEST(Ilp, DeepOddCoverRowOfOneItemClosesTwoPathsToOneConv) {
-  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
-    o.path_cuts = false;
-    o.exclusive_readers = false;
-    o.odd_cover_cuts = on;
-  });
+  expect_lp_proof_by(testing::two_paths_to_one_conv(), 12.0, &IlpOptions::odd_cover_cuts);
 }
 
 // ... and the exclusive-reader row of T: P and Q are never used together, so u(T) + v(T) <= x(T).
 TEST(Ilp, ExclusiveReadersCloseTwoPathsToOneConv) {
-  expect_lp_proof_with(testing::two_paths_to_one_conv(), 12.0, [](IlpOptions& o, bool on) {
-    o.path_cuts = false;
-    o.odd_cover_cuts = false;
-    o.exclusive_readers = on;
-  });
+  expect_lp_proof_by(testing::two_paths_to_one_conv(), 12.0, &IlpOptions::exclusive_readers);
 }
 
 // Readers of one class that one extraction uses together, through two entries of a block
@@ -409,33 +398,21 @@ TEST(Ilp, ExclusiveReadersKeepReadersUsedTogether) {
 // Concat trees of different shapes sharing a subtree (tests/extract/builders.h): the LP pays
 // the shared subtree once for two shapes at 1/2 (6.5); the exclusive-reader row of bc closes it.
 TEST(Ilp, ExclusiveReadersCloseConcatTreesSharingASubtree) {
-  expect_lp_proof_with(testing::concat_tree_shapes(), 7.0, [](IlpOptions& o, bool on) {
-    o.path_cuts = false;
-    o.odd_cover_cuts = false;
-    o.exclusive_readers = on;
-  });
+  expect_lp_proof_by(testing::concat_tree_shapes(), 7.0, &IlpOptions::exclusive_readers);
 }
 
 // The deep odd cover closes the merged triangle whose merges are two levels below the
 // mandatory classes (tests/extract/builders.h); the direct odd cover does not fire there (the
 // test fails with the deep one switched off: proof "cbc").
 TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
-  expect_lp_proof_with(testing::deep_merged_triangle(), 7.3, [](IlpOptions& o, bool on) {
-    o.path_cuts = false;
-    o.exclusive_readers = false;
-    o.odd_cover_cuts = on;
-  });
+  expect_lp_proof_by(testing::deep_merged_triangle(), 7.3, &IlpOptions::odd_cover_cuts);
 }
 
 // The deep odd cover with a pair of classes as its third item: C (plain) and RC (relu'd) are
 // each avoidable but not both (tests/extract/builders.h). The mandatory items alone give no
 // violated row (checked with the pairs switched off in separation.cpp: proof "cbc").
 TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
-  expect_lp_proof_with(testing::deep_merged_triangle_with_twin(), 8.4, [](IlpOptions& o, bool on) {
-    o.path_cuts = false;
-    o.exclusive_readers = false;
-    o.odd_cover_cuts = on;
-  });
+  expect_lp_proof_by(testing::deep_merged_triangle_with_twin(), 8.4, &IlpOptions::odd_cover_cuts);
 }
 
 // Every row the LP rounds add (requirement rows, odd covers, deep odd covers, path cuts) is
