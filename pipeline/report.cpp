@@ -211,7 +211,9 @@ void PipelineReport::print(FILE* out) const {
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");
-  if (verify_ran)
+  if (verify_ran && verify.method == kVerifyUnchanged)
+    std::fprintf(out, "verification: not needed, the output is the input file\n");
+  else if (verify_ran)
     std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s\n",
                  verify.passed ? "passed" : "FAILED", verify.method.c_str(), verify.compared, verify.max_abs_err,
                  verify_opaque_text(verify).c_str());

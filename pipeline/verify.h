@@ -21,8 +21,11 @@ namespace tensat {
 enum class Executor : uint8_t { Cpu, Gpu };
 std::string_view executor_name(Executor e);  ///< "cpu" | "gpu"
 
+/// VerifyResult::method when the written model is the input file itself (nothing to verify).
+inline constexpr const char* kVerifyUnchanged = "unchanged";
+
 struct VerifyResult {
-  std::string method;        ///< cpu | gpu
+  std::string method;        ///< cpu | gpu | unchanged (kVerifyUnchanged: passed, nothing compared)
   bool passed = false;
   double max_abs_err = 0;    ///< over all compared tensors
   int compared = 0;          ///< tensors compared (outputs + opaque inputs)
