@@ -27,6 +27,7 @@ class Emitter {
       : g_(g), weights_(w), ctx_(ctx), movable_(movable) {}
 
   onnx::ModelProto run(ExportStats& stats);
+  void declare_initializers_as_inputs();
 
  private:
   using NodeId = ir::NodeId;
@@ -489,13 +490,17 @@ void Emitter::emit_reshape(NodeId n) {
 }
 
 void Emitter::emit_enlarge(NodeId n) {
-  if (ctx_.default_opset < 11) throw ExportError("enlarge of a computed kernel needs opset >= 11 (Pad)");
   const ir::Node& nd = node(n);
   const Shape& ws = shape(nd.children[0]);
   const Shape& rs = shape(nd.children[1]);
   int64_t ph = (rs[2] - ws[2]) / 2, pw = (rs[3] - ws[3]) / 2;
+  const std::vector<int64_t> pads = {0, 0, ph, pw, 0, 0, ph, pw};
   std::string out = out_name(n);
-  add_node("Pad", {name(nd.children[0]), int64_initializer("pads", {0, 0, ph, pw, 0, 0, ph, pw})}, {out});
+  if (ctx_.default_opset >= 11) {
+    add_node("Pad", {name(nd.children[0]), int64_initializer("pads", pads)}, {out});
+  } else {  // Pad-2: the pads as an attribute (zero padding is its default mode and value)
+    set_ints(add_node("Pad", {name(nd.children[0])}, {out}), "pads", pads);
+  }
   names_[n] = out;
 }
 
@@ -580,6 +585,22 @@ void Emitter::fix_output_types(const std::vector<NodeId>& outs) {
     tt->clear_shape();
     auto* sh = tt->mutable_shape();
     for (auto d : s) sh->add_dim()->set_dim_value(d);
+  }
+}
+
+// IR < 4 (ModelContext::initializers_as_inputs): every initializer is declared a graph input as
+// well, after the real inputs, as the ONNX checker requires of that IR version.
+void Emitter::declare_initializers_as_inputs() {
+  std::unordered_set<std::string> declared;
+  for (const auto& i : graph_->input()) declared.insert(i.name());
+  for (const auto& t : graph_->initializer()) {
+    if (!declared.insert(t.name()).second) continue;
+    auto* vi = graph_->add_input();
+    vi->set_name(t.name());
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(t.data_type());
+    auto* sh = tt->mutable_shape();
+    for (auto d : t.dims()) sh->add_dim()->set_dim_value(d);
   }
 }
 
@@ -688,6 +709,7 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
     if (have == ctx_.output_names[i]) continue;
     add_node("Identity", {have}, {ctx_.output_names[i]});
   }
+  if (ctx_.initializers_as_inputs) declare_initializers_as_inputs();
   for (const auto& n : graph_->node()) stats.op_counts[n.op_type()]++;
   return std::move(model_);
 }

@@ -435,6 +435,21 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
                         ") uses operator domain '" + d + "', which the model does not import (opset_import)");
   }
   if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
+  // IR < 4: the initializers are declared graph inputs too, yet they are constants (ONNX
+  // Runtime lists only the other inputs, and reads them as weights). Their declarations go;
+  // the import runs as IR 4 (ONNX shape inference reads an IR 3 initializer's type only from
+  // its input declaration), and the header keeps the source's IR version for the exporter.
+  const int64_t ir_version = model.ir_version();
+  if (ir_version < 4) {
+    ctx.initializers_as_inputs = true;
+    std::unordered_set<std::string> inits;
+    for (const auto& t : graph.initializer()) inits.insert(t.name());
+    auto* ins = graph.mutable_input();
+    ins->erase(std::remove_if(ins->begin(), ins->end(),
+                              [&](const onnx::ValueInfoProto& i) { return inits.count(i.name()) != 0; }),
+               ins->end());
+    model.set_ir_version(4);
+  }
 
   load_inputs(graph, opts);
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
@@ -470,6 +485,7 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   graph.clear_node();
   graph.clear_value_info();
   ctx.header = std::move(model);
+  ctx.header.set_ir_version(ir_version);
   out_.graph = out_.graph.compact();
   spdlog::debug("{}: imported {} ONNX nodes into {} graph nodes ({} opaque)", source_, out_.stats.onnx_nodes,
                 out_.graph.size(), out_.stats.opaque_nodes);

@@ -31,9 +31,14 @@ struct ModelContext {
   /// metadata, graph name/doc, inputs/outputs ValueInfos).
   onnx::ModelProto header;
   std::vector<OpaqueNode> opaque;
-  /// Initializers that are also graph inputs (IR < 4 style): they stay overridable inputs
-  /// and their default values are re-emitted verbatim.
+  /// Initializers that are also graph inputs (IR >= 4): they stay overridable inputs and
+  /// their default values are re-emitted verbatim.
   std::vector<onnx::TensorProto> overridable_initializers;
+  /// IR < 4, where every initializer must also be declared a graph input: those declarations
+  /// are not inputs (the initializers are constants, as ONNX Runtime takes them: it lists only
+  /// the other inputs); `header` has the rest, and the exporter declares every initializer it
+  /// writes as an input again, so the output keeps the source's IR version and form.
+  bool initializers_as_inputs = false;
   /// Initializers of element types the language does not model (int16, bfloat16, string,
   /// ...): only opaque nodes read them; they are re-emitted verbatim.
   std::unordered_map<std::string, onnx::TensorProto> raw_initializers;

@@ -28,6 +28,12 @@ nlohmann::json timing_json(const gpu::Timing& t) {
           {"left_out", t.left_out}};
 }
 
+std::string fmt3g(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
 std::string verify_opaque_text(const VerifyResult& v) {
   std::string s;
   if (v.opaque_computed) s += ", " + std::to_string(v.opaque_computed) + " opaque nodes computed";
@@ -83,12 +89,13 @@ nlohmann::json PipelineReport::to_json() const {
     j["verify"] = {{"method", verify.method},
                    {"passed", verify.passed},
                    {"max_abs_err", verify.max_abs_err},
+                   {"max_scaled_err", verify.max_scaled_err},
                    {"compared", verify.compared},
                    {"opaque_regions", verify.opaque_regions},
                    {"opaque_computed", verify.opaque_computed}};
     if (!verify.passed) j["verify"]["failure"] = verify.failure;
   } else {
-    j["verify"] = {{"method", "off"}, {"passed", nullptr}, {"max_abs_err", nullptr}};
+    j["verify"] = {{"method", "off"}, {"passed", nullptr}, {"max_abs_err", nullptr}, {"max_scaled_err", nullptr}};
   }
   j["ops_before"] = ops_before;
   j["ops_after"] = ops_after;
@@ -214,8 +221,11 @@ void PipelineReport::print(FILE* out) const {
   if (verify_ran && verify.method == kVerifyUnchanged)
     std::fprintf(out, "verification: not needed, the output is the input file\n");
   else if (verify_ran)
-    std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s\n",
+    // Above 1 the absolute error says little alone (it is measured against the tensor's scale).
+    std::fprintf(out, "verification: %s on %s, %d tensors compared, max abs error %.3g%s%s\n",
                  verify.passed ? "passed" : "FAILED", verify.method.c_str(), verify.compared, verify.max_abs_err,
+                 verify.max_abs_err > 1.0 ? (" (" + fmt3g(verify.max_scaled_err) + " of the tensor's largest value)").c_str()
+                                          : "",
                  verify_opaque_text(verify).c_str());
   else
     std::fprintf(out, "verification: off\n");

@@ -28,6 +28,11 @@ struct VerifyResult {
   std::string method;        ///< cpu | gpu | unchanged (kVerifyUnchanged: passed, nothing compared)
   bool passed = false;
   double max_abs_err = 0;    ///< over all compared tensors
+  /// Over all compared tensors: the largest error divided by max(1, the tensor's scale), the
+  /// largest magnitude of the reference tensor (the absolute term of Tolerance). It tells a
+  /// large absolute error of large values (constant-filled weights: 1e11 on outputs of 1e17)
+  /// from a real difference.
+  double max_scaled_err = 0;
   int compared = 0;          ///< tensors compared (outputs + opaque inputs)
   int opaque_regions = 0;    ///< opaque values treated as region boundaries (random in both runs)
   int opaque_computed = 0;   ///< opaque nodes the executor computed (exec/opaque_plan.h)

@@ -3,6 +3,7 @@
 #include <onnx/defs/parser.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "lang/sexpr.h"
@@ -113,7 +114,7 @@ g (float[2,6] x) => (a, b, c) {
 
 TEST(Export, OverridableInitializerStaysAnInput) {
   auto r = imp(R"(
-<ir_version: 3, opset_import: ["" : 9]>
+<ir_version: 4, opset_import: ["" : 9]>
 g (float[2,3] x, float[2,3] w = {1,2,3,4,5,6}) => (y) {
   y = Add (x, w)
 })");
@@ -123,6 +124,69 @@ g (float[2,3] x, float[2,3] w = {1,2,3,4,5,6}) => (y) {
   ASSERT_EQ(m.graph().initializer_size(), 1);
   EXPECT_EQ(m.graph().initializer(0).name(), "w");
   EXPECT_EQ(m.graph().node(0).input(1), "w");
+}
+
+// IR 3: the initializers are constants (the importer takes them as weights), and every one the
+// exporter writes, its own included (the Reshape's target), is declared an input, after the real
+// ones: the checker requires it of IR 3, and the IR version stays.
+TEST(Export, Ir3DeclaresEveryInitializerAnInput) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 9]>
+g (float[2,3] x, float[2,3] w, int64[1] s) => (y) <float[2,3] w = {1,2,3,4,5,6}, int64[1] s = {6}> {
+  a = Add (x, w)
+  y = Reshape (a, s)
+})");
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
+  EXPECT_EQ(m.ir_version(), 3);
+  ASSERT_GE(m.graph().initializer_size(), 2);
+  std::vector<std::string> inputs;
+  for (const auto& i : m.graph().input()) inputs.push_back(i.name());
+  ASSERT_FALSE(inputs.empty());
+  EXPECT_EQ(inputs[0], "x");
+  EXPECT_EQ(inputs.size(), static_cast<size_t>(m.graph().initializer_size()) + 1);
+  for (const auto& t : m.graph().initializer()) {
+    auto it = std::find(inputs.begin(), inputs.end(), t.name());
+    ASSERT_NE(it, inputs.end()) << t.name();
+    const auto& vi = m.graph().input(static_cast<int>(it - inputs.begin()));
+    EXPECT_EQ(vi.type().tensor_type().elem_type(), t.data_type()) << t.name();
+    EXPECT_EQ(vi.type().tensor_type().shape().dim_size(), t.dims_size()) << t.name();
+  }
+}
+
+// The enlarge of a kernel computed at run time (not a weight, so not padded as one) is a Pad:
+// below opset 11 (Pad-2) with its pads as an attribute, from 11 on as an input.
+TEST(Export, EnlargeOfAComputedKernelIsAPadOfItsOpset) {
+  for (int opset : {9, 13}) {
+    auto r = imp(R"(
+<ir_version: 8, opset_import: ["" : )" + std::to_string(opset) + R"(]>
+g (float[3,6,1,1] a, float[3,6,3,3] b) => (y) {
+  k = Elu (a)
+  y = Identity (k)
+})");
+    ir::Graph& g = r.graph;
+    const ir::NodeId kernel = g.outputs().at(0);
+    const ir::NodeId ref = g.input("b", TensorType{DType::F32, {3, 6, 3, 3}});
+    g.set_root(g.op(Op::Noop, {g.op(Op::Enlarge, {kernel, ref})}));
+    ExportStats st;
+    auto m = export_model(g, r.weights, r.ctx, {}, &st);
+    EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
+    const onnx::NodeProto* pad = nullptr;
+    for (const auto& n : m.graph().node())
+      if (n.op_type() == "Pad") pad = &n;
+    ASSERT_NE(pad, nullptr) << "opset " << opset;
+    const std::vector<int64_t> want = {0, 0, 1, 1, 0, 0, 1, 1};
+    if (opset < 11) {
+      ASSERT_EQ(pad->input_size(), 1);
+      ASSERT_EQ(pad->attribute_size(), 1);
+      EXPECT_EQ(pad->attribute(0).name(), "pads");
+      EXPECT_EQ(std::vector<int64_t>(pad->attribute(0).ints().begin(), pad->attribute(0).ints().end()), want);
+    } else {
+      ASSERT_EQ(pad->input_size(), 2);
+      EXPECT_EQ(pad->attribute_size(), 0);
+    }
+  }
 }
 
 TEST(Export, CheckerSkippedForNewerIrVersion) {

@@ -434,12 +434,27 @@ TEST(ImportOutputs, SeveralOutputsJoinedWithNoop) {
 
 TEST(ImportInterface, InitializerThatIsAlsoAnInputStaysOverridable) {
   auto r = imp(M("(float[1,6,4,4] x, float[3,6,3,3] w) => (y)", {T("w", {3, 6, 3, 3})},
-                 "y = Conv <pads=[1,1,1,1]> (x, w)", 13, "", 3));
+                 "y = Conv <pads=[1,1,1,1]> (x, w)", 13, "", 4));
   EXPECT_EQ(root_term(r), "(conv 1 1 same none (input x@1_6_4_4) (input w@3_6_3_3) none)");
   ASSERT_EQ(r.ctx.overridable_initializers.size(), 1u);
   EXPECT_EQ(r.ctx.overridable_initializers[0].name(), "w");
   EXPECT_EQ(r.ctx.input_names, (std::vector<std::string>{"x", "w"}));
   EXPECT_FALSE(r.weights.contains("w"));
+}
+
+// IR < 4 declares every initializer an input as well, and ONNX Runtime takes them as constants
+// (it lists only x): weights, not inputs; the header keeps IR 3 for the exporter, without them.
+TEST(ImportInterface, InitializerDeclaredAnInputUnderIr3IsAWeight) {
+  auto r = imp(M("(float[1,6,4,4] x, float[3,6,3,3] w) => (y)", {T("w", {3, 6, 3, 3})},
+                 "y = Conv <pads=[1,1,1,1]> (x, w)", 9, "", 3));
+  EXPECT_EQ(root_term(r), "(conv 1 1 same none (input x@1_6_4_4) (weight w@3_6_3_3) none)");
+  EXPECT_TRUE(r.ctx.overridable_initializers.empty());
+  EXPECT_TRUE(r.ctx.initializers_as_inputs);
+  EXPECT_EQ(r.ctx.input_names, (std::vector<std::string>{"x"}));
+  EXPECT_TRUE(r.weights.contains("w"));
+  EXPECT_EQ(r.ctx.header.ir_version(), 3);
+  ASSERT_EQ(r.ctx.header.graph().input_size(), 1);
+  EXPECT_EQ(r.ctx.header.graph().input(0).name(), "x");
 }
 
 TEST(ImportInterface, SymbolicDimensionNeedsInputShape) {

@@ -90,10 +90,18 @@ TEST(ImportSimplify, ShapeOfAReshapeWithAComputedTargetFolds) {
 }
 
 TEST(ImportSimplify, OverridableInitializerIsNotAConstant) {
-  // IR 3 style: an initializer that is also a graph input may be overridden at run time.
-  auto r = imp(M("(float[2,3,4] x, int64[2] t) => (y)", {I("t", {6, 4})}, "y = Reshape (x, t)", 13, "", 3));
+  // IR >= 4: an initializer that is also a graph input may be overridden at run time.
+  auto r = imp(M("(float[2,3,4] x, int64[2] t) => (y)", {I("t", {6, 4})}, "y = Reshape (x, t)", 13, "", 4));
   EXPECT_EQ(r.stats.folded_nodes, 0);
   EXPECT_EQ(r.stats.opaque_nodes, 1);
+}
+
+TEST(ImportSimplify, Ir3InitializerDeclaredAnInputIsAConstant) {
+  // IR 3 declares every initializer an input; they are constants (as ONNX Runtime takes them),
+  // so the Reshape's target is known.
+  auto r = imp(M("(float[2,3,4] x, int64[2] t) => (y)", {I("t", {6, 4})}, "y = Reshape (x, t)", 9, "", 3));
+  EXPECT_EQ(root_term(r), "(reshape 6_4 (input x@2_3_4))");
+  EXPECT_EQ(r.stats.opaque_nodes, 0);
 }
 
 TEST(ImportSimplify, CommonSubexpressionsMerge) {

@@ -5,6 +5,13 @@ For every node test that ONNX Runtime can run in its original form, onnx-tensat 
 exit 0 with a model whose outputs equal the original's (under ONNX Runtime, on the test's own
 inputs), or exit 2 with a message. Anything else (a crash, exit 1, wrong outputs) fails.
 
+Besides the node tests, the same for the model files the onnx package ships as backend test
+data: PyTorch exports of modules and operators from 2017-2018 (pytorch-converted,
+pytorch-operator: IR version 3, opset 6 and 9), small multi-node models (simple), and the
+"light" versions of the old model zoo's networks (AlexNet, DenseNet-121, Inception v1/v2,
+ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512: IR 3, opset 9, their weights computed by
+ConstantOfShape), on their own inputs, or on random ones where they have none.
+
 usage: backend_node_tests.py ONNX_TENSAT [--summary FILE.json] [--filter SUBSTR] [-- EXTRA TOOL FLAGS]
   (e.g. `backend_node_tests.py build/tools/onnx-tensat-exec -- --convert` tests importer+exporter alone)
 """
@@ -23,8 +30,8 @@ import tensat_testlib as tl  # noqa: E402
 
 def run_case(args):
     binary, name, model_bytes, inputs, tmp, extra = args
-    src = os.path.join(tmp, name + ".onnx")
-    dst = os.path.join(tmp, name + ".out.onnx")
+    src = os.path.join(tmp, name.replace("/", "_") + ".onnx")
+    dst = os.path.join(tmp, name.replace("/", "_") + ".out.onnx")
     with open(src, "wb") as f:
         f.write(model_bytes)
     try:
@@ -59,6 +66,41 @@ def run_case(args):
     return name, "ok", ""
 
 
+def data_dir_cases(name_filter):
+    """(name, model bytes, inputs) of the models under onnx/backend/test/data."""
+    import onnx
+    from onnx import numpy_helper
+
+    root = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+    for sub in ("light", "pytorch-converted", "pytorch-operator", "simple"):
+        for path in sorted(glob.glob(os.path.join(root, sub, "*"))):
+            if path.endswith(".onnx"):  # light: no inputs stored
+                name = f"{sub}/{os.path.basename(path)[:-5]}"
+                if name_filter not in name:
+                    continue
+                with open(path, "rb") as f:
+                    model = f.read()
+                try:
+                    inputs = list(tl.random_inputs(tl.session(model)).values())
+                except Exception:  # noqa: BLE001 - ORT cannot run it: run_case counts it
+                    inputs = []
+                yield name, model, inputs
+                continue
+            model_path = os.path.join(path, "model.onnx")
+            name = f"{sub}/{os.path.basename(path)}"
+            if not os.path.exists(model_path) or name_filter not in name:
+                continue
+            inputs = []
+            for f in sorted(glob.glob(os.path.join(path, "test_data_set_0", "input_*.pb")),
+                            key=lambda p: int(p.rsplit("_", 1)[1][:-3])):
+                t = onnx.TensorProto()
+                with open(f, "rb") as fh:
+                    t.ParseFromString(fh.read())
+                inputs.append(numpy_helper.to_array(t))
+            with open(model_path, "rb") as f:
+                yield name, f.read(), inputs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -85,6 +127,10 @@ def main():
                 continue
             inputs, _ = c.data_sets[0]
             work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp, extra))
+        data_cases = 0
+        for name, model, inputs in data_dir_cases(a.filter):
+            work.append((a.binary, name, model, inputs, tmp, extra))
+            data_cases += 1
         with ProcessPoolExecutor(max_workers=a.jobs) as ex:
             for name, status, msg in ex.map(run_case, work, chunksize=8):
                 counts[status] += 1
@@ -95,7 +141,8 @@ def main():
                     key = msg.split(": error: ")[-1][:300]
                     refusals.setdefault(key, []).append(name)
     runnable = counts["ok"] + counts["refused"] + counts["fail"]
-    print(f"backend node tests: {len(work)} cases, {counts['ort-skip']} not runnable by ONNX Runtime, "
+    print(f"backend node tests and data models: {len(work)} cases ({data_cases} model files), "
+          f"{counts['ort-skip']} not runnable by ONNX Runtime, "
           f"{runnable} runnable: {counts['ok']} optimized and equal, {counts['refused']} refused with exit 2, "
           f"{counts['fail']} failed")
     if a.summary:

@@ -1,0 +1,82 @@
+// Verification (pipeline/verify.h): which opaque nodes the two models must share.
+#include <gtest/gtest.h>
+
+#include "pipeline/verify.h"
+#include "tests/importer/import_text.h"
+
+namespace tensat {
+namespace {
+
+const char* kOriginal = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4,5,5] x) => (y) {
+  s = Softmax <axis = 1> (x)
+  y = Relu (s)
+})";
+
+// The optimized model has an opaque node the original does not (as the exporter writes a Pad
+// for the enlarge of a computed kernel): it is computed, and the outputs are compared.
+TEST(Verify, AnOpaqueNodeOnlyTheOptimizedModelHasIsComputed) {
+  auto a = imp(kOriginal);
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4,5,5] x) => (y) <int64[8] zeros = {0,0,0,0,0,0,0,0}> {
+  s = Softmax <axis = 1> (x)
+  p = Pad (s, zeros)
+  y = Relu (p)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_EQ(r.compared, 2);  // the output and the Softmax's input, not the Pad's
+  EXPECT_EQ(r.max_abs_err, 0.0);
+}
+
+// ... unless the executors cannot compute it: a random value in its place would be compared
+// with the original's real one.
+TEST(Verify, AnOpaqueNodeOnlyTheOptimizedModelHasThatCannotBeComputedFails) {
+  auto a = imp(kOriginal);
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4,5,5] x) => (y) {
+  s = Softmax <axis = 1> (x)
+  h = Hardmax <axis = 1> (s)
+  y = Relu (h)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("cannot compute ('h')"), std::string::npos) << r.failure;
+}
+
+// An opaque node of the original that the optimized model lost is a different model.
+TEST(Verify, AnOpaqueNodeTheOptimizedModelLostFails) {
+  auto a = imp(kOriginal);
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4,5,5] x) => (y) {
+  y = Relu (x)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("same outputs and opaque nodes"), std::string::npos) << r.failure;
+}
+
+// A large absolute error of large values is small against the tensor's scale.
+TEST(Verify, ScaledErrorIsTheErrorAgainstTheTensorsLargestValue) {
+  auto a = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] big = {1e9, 2e9, 3e9, 4e9}> {
+  y = Add (x, big)
+})");
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] big = {1e9, 2e9, 3e9, 4.0001e9}> {
+  y = Add (x, big)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_GT(r.max_abs_err, 1e4);
+  EXPECT_NEAR(r.max_scaled_err, r.max_abs_err / 4.0001e9, 1e-9);
+}
+
+}  // namespace
+}  // namespace tensat
