@@ -40,6 +40,8 @@ class Emitter {
   const std::string& name(NodeId n);  ///< tensor name of a (tensor-valued) node, emitting leaves
   onnx::NodeProto* add_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
   std::string int64_initializer(const std::string& base, const std::vector<int64_t>& v);
+  void add_binary(const char* op_type, const std::string& a, const Shape& as, const std::string& b, const Shape& bs,
+                  const std::string& out);
   void add_weight_initializer(const std::string& wname);
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
   std::string apply_act(NodeId n, const std::string& y, const Act& a);
@@ -408,15 +410,64 @@ bool Emitter::emit_batchnorm(NodeId n) {
   return true;
 }
 
+// Add or Mul of a and b, broadcast numpy's way (the language's rule). Before opset 7 an Add of
+// equal shapes is written as Sum, and broadcasting needs broadcast=1, with b broadcast onto a
+// from `axis` on, its shape a contiguous run of a's: b's leading and trailing 1s go (a
+// Reshape), and the operands are swapped where a is the smaller. A broadcast that form cannot
+// write (a 1 inside b facing a larger dimension of a, or one that enlarges both) is refused.
+void Emitter::add_binary(const char* op_type, const std::string& a, const Shape& as, const std::string& b,
+                         const Shape& bs, const std::string& out) {
+  if (ctx_.default_opset >= 7) {
+    add_node(op_type, {a, b}, {out});
+    return;
+  }
+  if (as == bs) {
+    // Sum-6 is the same add, and runs where Add-6 does not (ONNX Runtime implements Add from 7).
+    add_node(std::string(op_type) == "Add" ? "Sum" : op_type, {a, b}, {out});
+    return;
+  }
+  auto count = [](const Shape& s) {
+    int64_t c = 1;
+    for (auto d : s) c *= d;
+    return c;
+  };
+  if (count(as) < count(bs)) return add_binary(op_type, b, bs, a, as, out);
+  if (bs.size() > as.size())
+    throw ExportError(std::string(op_type) + ": opset " + std::to_string(ctx_.default_opset) +
+                      " cannot broadcast an operand of a higher rank");
+  size_t lead = 0, end = bs.size();
+  while (lead < end && bs[lead] == 1) ++lead;
+  while (end > lead && bs[end - 1] == 1) --end;
+  const Shape core(bs.begin() + static_cast<std::ptrdiff_t>(lead), bs.begin() + static_cast<std::ptrdiff_t>(end));
+  const size_t axis = as.size() - bs.size() + lead;
+  for (size_t d = 0; d < core.size(); ++d)
+    if (core[d] != as[axis + d])
+      throw ExportError(std::string(op_type) + ": opset " + std::to_string(ctx_.default_opset) +
+                        " cannot write this broadcast (a dimension of 1 inside the smaller operand)");
+  std::string bb = b;
+  if (core != bs) {
+    bb = fresh("legacy_broadcast");
+    add_node("Reshape", {b, int64_initializer("shape", core)}, {bb});
+  }
+  auto* p = add_node(op_type, {a, bb}, {out});
+  set_int(p, "broadcast", 1);
+  if (!core.empty()) set_int(p, "axis", static_cast<int64_t>(axis));  // (a scalar needs none)
+}
+
 void Emitter::emit_elementwise(NodeId n) {
   if (emit_batchnorm(n)) return;
   static const std::unordered_map<Op, const char*> kOnnx = {
       {Op::Ewadd, "Add"}, {Op::Ewmul, "Mul"}, {Op::Relu, "Relu"}, {Op::Tanh, "Tanh"}, {Op::Sigmoid, "Sigmoid"}};
   const ir::Node& nd = node(n);
-  std::vector<std::string> ins;
-  for (NodeId c : nd.children) ins.push_back(name(c));
   std::string out = out_name(n);
-  add_node(kOnnx.at(nd.op), ins, {out});
+  if (nd.op == Op::Ewadd || nd.op == Op::Ewmul) {
+    add_binary(kOnnx.at(nd.op), name(nd.children[0]), shape(nd.children[0]), name(nd.children[1]),
+               shape(nd.children[1]), out);
+  } else {
+    std::vector<std::string> ins;
+    for (NodeId c : nd.children) ins.push_back(name(c));
+    add_node(kOnnx.at(nd.op), ins, {out});
+  }
   names_[n] = out;
 }
 
@@ -427,11 +478,13 @@ void Emitter::emit_matmul(NodeId n) {
   bool has_bias = node(bias).op != Op::Sym;
   std::string y = act == Act::None ? out_name(n) : fresh("matmul");
   if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
-    add_node("Gemm", {name(a), name(b), name(bias)}, {y});
+    auto* p = add_node("Gemm", {name(a), name(b), name(bias)}, {y});
+    // Before opset 7 a C smaller than [M, N] needs broadcast=1 (numpy's rule, one way).
+    if (ctx_.default_opset < 7 && shape(bias) != Shape{shape(a)[0], shape(b)[1]}) set_int(p, "broadcast", 1);
   } else if (has_bias) {
     std::string t = fresh("matmul");
     add_node("MatMul", {name(a), name(b)}, {t});
-    add_node("Add", {t, name(bias)}, {y});
+    add_binary("Add", t, shape(n), name(bias), shape(bias), y);
   } else {
     add_node("MatMul", {name(a), name(b)}, {y});
   }

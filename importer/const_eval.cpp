@@ -690,6 +690,15 @@ std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_
   auto it = table().find(n.op_type());
   if (it == table().end()) return fail("op type not evaluated");
   if (n.output_size() != 1) return fail("not a single-output node");
+  // Before opset 7 the element-wise ops broadcast only with broadcast=1, and then from their
+  // `axis` on, not numpy's way (lower.cpp, legacy_broadcast_operand): operands of different
+  // shapes are left to the node.
+  if (opset < 7)
+    for (const auto& a : n.attribute())
+      if (a.name() == "broadcast")
+        for (const auto& in : inputs)
+          if (in && inputs[0] && in->type.shape != inputs[0]->type.shape)
+            return fail("legacy broadcasting (opset < 7)");
   try {
     Node node(n, opset, inputs);
     WeightData out = it->second(node, n);

@@ -285,10 +285,37 @@ std::optional<ir::NodeId> matmul_with_bias(Importer& im, const onnx::NodeProto& 
   return im.add(Op::Matmul, kids);
 }
 
+// Before opset 7, Add and Mul broadcast only with broadcast=1, one way (b onto a), and with an
+// `axis` b's dimensions start at that axis of a, not at the end (numpy's rule, which the
+// language's element-wise ops follow): b [C] with axis=1 on [N,C,H,W] is per channel. Such a b
+// is reshaped to a's rank ([C,1,1]); anything else that numpy would read differently stays
+// opaque (kept verbatim).
+ir::NodeId legacy_broadcast_operand(Importer& im, const onnx::NodeProto& n, ir::NodeId a, ir::NodeId b) {
+  const Shape as = tensor_shape(im, a), bs = tensor_shape(im, b);
+  if (attr_i(n, "broadcast", 0) == 0) {
+    if (as != bs) cannot("shapes differ without broadcast=1 (opset < 7)");
+    return b;
+  }
+  if (bs.size() > as.size()) cannot("broadcast=1 with b of a higher rank than a");
+  const auto ra = static_cast<int64_t>(as.size()), rb = static_cast<int64_t>(bs.size());
+  int64_t axis = attr(n, "axis") ? attr_i(n, "axis", 0) : ra - rb;
+  if (axis < 0) axis += ra;
+  if (axis < 0 || axis + rb > ra) cannot("broadcast axis out of range");
+  for (int64_t d = 0; d < rb; ++d)
+    if (bs[static_cast<size_t>(d)] != 1 && bs[static_cast<size_t>(d)] != as[static_cast<size_t>(axis + d)])
+      cannot("broadcast=1: b's dimensions do not match a's from the axis");
+  if (axis == ra - rb) return b;  // numpy's alignment
+  Shape aligned(static_cast<size_t>(ra), 1);
+  for (int64_t d = 0; d < rb; ++d) aligned[static_cast<size_t>(axis + d)] = bs[static_cast<size_t>(d)];
+  ir::NodeId s = aligned.size() == 1 ? im.g().num(aligned[0]) : im.g().sym(dims_to_sym(aligned));
+  return im.add(Op::Reshape, {s, b});
+}
+
 void lower_binary(Importer& im, const onnx::NodeProto& n, Op op) {
   ir::NodeId a = im.value(n, 0), b = im.value(n, 1);
   require_f32(im, a);
   require_f32(im, b);
+  if (im.opset() < 7) b = legacy_broadcast_operand(im, n, a, b);
   if (op == Op::Ewadd) {
     for (int mi : {0, 1}) {
       if (auto y = matmul_with_bias(im, n, mi)) {
@@ -298,6 +325,22 @@ void lower_binary(Importer& im, const onnx::NodeProto& n, Op op) {
     }
   }
   im.bind(n.output(0), im.add(op, {a, b}));
+}
+
+// Sum of one or more tensors: a chain of element-wise adds (the residual add of old exports,
+// PyTorch's of 2017-2018 and the Caffe2 model zoo's). Before opset 8 every input has the same
+// shape; from 8 on they broadcast as Add does.
+void lower_sum(Importer& im, const onnx::NodeProto& n) {
+  if (n.input_size() < 1) cannot("no inputs");
+  ir::NodeId acc = im.value(n, 0);
+  require_f32(im, acc);
+  for (int i = 1; i < n.input_size(); ++i) {
+    ir::NodeId x = im.value(n, i);
+    require_f32(im, x);
+    if (im.opset() < 8 && tensor_shape(im, x) != tensor_shape(im, acc)) cannot("shapes differ (opset < 8)");
+    acc = im.add(Op::Ewadd, {acc, x});
+  }
+  im.bind(n.output(0), acc);
 }
 
 // Clip with constant bounds and LeakyRelu: the parameterized activations (lang/op.h Act), as
@@ -654,6 +697,7 @@ bool lower_node(Importer& im, const onnx::NodeProto& n) {
       {"MatMul", lower_matmul},
       {"Add", [](Importer& i, const onnx::NodeProto& n) { lower_binary(i, n, Op::Ewadd); }},
       {"Mul", [](Importer& i, const onnx::NodeProto& n) { lower_binary(i, n, Op::Ewmul); }},
+      {"Sum", lower_sum},
       {"Relu", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Relu); }},
       {"Tanh", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Tanh); }},
       {"Sigmoid", [](Importer& i, const onnx::NodeProto& n) { lower_unary(i, n, Op::Sigmoid); }},

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "lang/sexpr.h"
 #include "exporter/exporter.h"
 #include "importer/importer.h"
+#include "refexec/executor.h"
 #include "tests/importer/import_text.h"
 
 namespace tensat {
@@ -187,6 +189,48 @@ g (float[3,6,1,1] a, float[3,6,3,3] b) => (y) {
       EXPECT_EQ(pad->attribute_size(), 0);
     }
   }
+}
+
+// Before opset 7, Add broadcasts only with broadcast=1, from `axis` on: b [4] with axis=1 on
+// [1,4,2,2] is per channel (numpy would add it along the last axis). Imported as such, and
+// written back in that form, the model computes the per-channel sum both times.
+TEST(Export, LegacyBroadcastBeforeOpset7IsPerAxisBothWays) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 6]>
+g (float[1,4,2,2] x, float[4] b) => (y) {
+  y = Add <broadcast = 1, axis = 1> (x, b)
+})");
+  const auto x = refexec::random_tensor({1, 4, 2, 2}, 1), b = refexec::random_tensor({4}, 2);
+  auto per_channel = [&](const refexec::Tensor& y) {
+    for (size_t k = 0; k < x.data.size(); ++k)
+      if (y.data[k] != x.data[k] + b.data[k / 4]) return false;
+    return true;
+  };
+  EXPECT_TRUE(per_channel(refexec::run(r.graph, r.weights, {{"x", x}, {"b", b}}).outputs.at(0)));
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
+  const onnx::NodeProto* add = nullptr;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Add") add = &n;
+  ASSERT_NE(add, nullptr);
+  std::map<std::string, int64_t> attrs;
+  for (const auto& a : add->attribute()) attrs[a.name()] = a.i();
+  EXPECT_EQ(attrs, (std::map<std::string, int64_t>{{"axis", 1}, {"broadcast", 1}}));
+  auto back = import_onnx_model(m, "exported.onnx", {});
+  EXPECT_TRUE(per_channel(refexec::run(back.graph, back.weights, {{"x", x}, {"b", b}}).outputs.at(0)));
+}
+
+// Before opset 7 an add of equal shapes is written as Sum: ONNX Runtime implements Sum-6, and
+// Add only from opset 7 (an old export's residual Sum must stay runnable).
+TEST(Export, AddOfEqualShapesBeforeOpset7IsASum) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 6]>
+g (float[1,4] a, float[1,4] b, float[1,4] c) => (y) {
+  y = Sum (a, b, c)
+})");
+  auto m = export_model(r.graph, r.weights, r.ctx);
+  EXPECT_EQ(op_types(m), (std::vector<std::string>{"Sum", "Sum"}));
 }
 
 TEST(Export, CheckerSkippedForNewerIrVersion) {

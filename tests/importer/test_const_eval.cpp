@@ -354,6 +354,24 @@ TEST(ConstEval, ArithmeticIntegerAndFloat) {
   EXPECT_EQ(ints_of(run(neg)), (std::vector<int64_t>{-3, 4}));
 }
 
+// Before opset 7 broadcasting is from `axis` on (broadcast=1): operands of different shapes are
+// left to the node; of equal shapes they are evaluated as always.
+TEST(ConstEval, LegacyBroadcastBeforeOpset7IsNotEvaluated) {
+  auto add = node("Add", 2);
+  add.opset = 6;
+  attr_i(add, "broadcast", 1);
+  attr_i(add, "axis", 0);
+  value(add, i64({1, 2, 3, 4}, {2, 2}));
+  value(add, vec({10, 20}));
+  EXPECT_NE(refused(add).find("legacy broadcasting"), std::string::npos);
+  auto same = node("Add", 2);
+  same.opset = 6;
+  attr_i(same, "broadcast", 1);
+  value(same, vec({1, 2}));
+  value(same, vec({10, 20}));
+  EXPECT_EQ(ints_of(run(same)), (std::vector<int64_t>{11, 22}));
+}
+
 TEST(ConstEval, ReshapeZeroAndMinusOne) {
   auto c = node("Reshape", 2);
   value(c, i64({1, 2, 3, 4, 5, 6}, {2, 3}));

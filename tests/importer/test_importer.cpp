@@ -457,6 +457,28 @@ TEST(ImportInterface, InitializerDeclaredAnInputUnderIr3IsAWeight) {
   EXPECT_EQ(r.ctx.header.graph().input(0).name(), "x");
 }
 
+// Sum (the residual add of old exports) is a chain of adds; before opset 8 its inputs have one
+// shape, so a Sum that broadcasts there is not what it says and stays opaque.
+TEST(ImportElementwise, SumIsAChainOfAdds) {
+  auto r = imp(M("(float[1,4] a, float[1,4] b, float[1,4] c) => (y)", {}, "y = Sum (a, b, c)"));
+  EXPECT_EQ(root_term(r), "(ewadd (ewadd (input a@1_4) (input b@1_4)) (input c@1_4))");
+  auto one = imp(M("(float[1,4] a) => (y)", {}, "y = Sum (a)"));
+  EXPECT_EQ(one.stats.opaque_nodes, 0);
+  auto old = imp(M("(float[1,4] a, float[4] b) => (y)", {}, "y = Sum (a, b)", 6));
+  EXPECT_EQ(old.stats.opaque_nodes, 1);
+}
+
+// Before opset 7: broadcasting needs broadcast=1, and `axis` places b (lower.cpp,
+// legacy_broadcast_operand); numpy's reading of b [4] on [1,4,2,4] would be along the last axis.
+TEST(ImportElementwise, LegacyBroadcastFollowsItsAxis) {
+  auto r = imp(M("(float[1,4,2,4] x, float[4] b) => (y)", {}, "y = Mul <broadcast = 1, axis = 1> (x, b)", 6));
+  EXPECT_EQ(root_term(r), "(ewmul (input x@1_4_2_4) (reshape 1_4_1_1 (input b@4)))");
+  auto trailing = imp(M("(float[1,4,2,4] x, float[4] b) => (y)", {}, "y = Mul <broadcast = 1> (x, b)", 6));
+  EXPECT_EQ(root_term(trailing), "(ewmul (input x@1_4_2_4) (input b@4))");
+  auto off = imp(M("(float[1,4,2,4] x, float[4] b) => (y)", {}, "y = Mul (x, b)", 6));
+  EXPECT_EQ(off.stats.opaque_nodes, 1);  // no broadcast=1: an invalid model, left as it is
+}
+
 TEST(ImportInterface, SymbolicDimensionNeedsInputShape) {
   std::string text = M("(float[N,6,4,4] x) => (y)", {}, "y = Relu (x)");
   std::string err = import_error(text);
