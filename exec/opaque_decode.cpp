@@ -115,6 +115,8 @@ Decoded decode_binary(const Node& n, BinaryFn fn) {
   if (n.kids.size() != 2) fail("expects two inputs");
   const TensorType &a = n.in(0), &b = n.in(1);
   if (a.dtype != b.dtype || a.dtype != n.out().dtype) fail("mixed element types");
+  // Before opset 7 a broadcast places b from its `axis` on, not numpy's way.
+  if (n.op.opset < 7 && a.shape != b.shape) fail("legacy broadcasting (opset < 7)");
   auto s = broadcast_shapes(a.shape, b.shape);
   if (!s || *s != n.out().shape) fail("the shapes do not broadcast to the output's");
   return with_data(Binary{fn, a.shape, b.shape, n.out().shape}, {n.child(0), n.child(1)});

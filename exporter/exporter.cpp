@@ -40,8 +40,14 @@ class Emitter {
   const std::string& name(NodeId n);  ///< tensor name of a (tensor-valued) node, emitting leaves
   onnx::NodeProto* add_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
   std::string int64_initializer(const std::string& base, const std::vector<int64_t>& v);
-  void add_binary(const char* op_type, const std::string& a, const Shape& as, const std::string& b, const Shape& bs,
-                  const std::string& out);
+  struct Operand {
+    std::string name;
+    Shape shape;
+    std::optional<NodeId> node;  ///< the graph node, when the operand is one (a weight leaf is reshaped as data)
+  };
+  void add_binary(const char* op_type, Operand a, Operand b, const std::string& out);
+  void add_reshape(const std::string& in, const Shape& to, const std::string& out);
+  std::string reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to);
   void add_weight_initializer(const std::string& wname);
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
   std::string apply_act(NodeId n, const std::string& y, const Act& a);
@@ -377,6 +383,15 @@ std::string Emitter::vector_initializer(const std::string& base, NodeId leaf, in
   return nm;
 }
 
+// A float weight leaf's data as a new initializer of another shape (as many elements).
+std::string Emitter::reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to) {
+  const std::string nm = vector_initializer(base, leaf, 1);
+  onnx::TensorProto* t = graph_->mutable_initializer(graph_->initializer_size() - 1);
+  t->clear_dims();
+  for (auto d : to) t->add_dims(d);
+  return nm;
+}
+
 std::string Emitter::filled_initializer(const std::string& base, int64_t c, float v) {
   std::string nm = fresh(base);
   onnx::TensorProto* t = graph_->add_initializer();
@@ -411,47 +426,58 @@ bool Emitter::emit_batchnorm(NodeId n) {
 }
 
 // Add or Mul of a and b, broadcast numpy's way (the language's rule). Before opset 7 an Add of
-// equal shapes is written as Sum, and broadcasting needs broadcast=1, with b broadcast onto a
-// from `axis` on, its shape a contiguous run of a's: b's leading and trailing 1s go (a
-// Reshape), and the operands are swapped where a is the smaller. A broadcast that form cannot
-// write (a 1 inside b facing a larger dimension of a, or one that enlarges both) is refused.
-void Emitter::add_binary(const char* op_type, const std::string& a, const Shape& as, const std::string& b,
-                         const Shape& bs, const std::string& out) {
+// equal shapes is written as Sum (ONNX Runtime implements Add only from 7), and broadcasting
+// needs broadcast=1, with b broadcast onto a from `axis` on, its shape a contiguous run of a's:
+// the operand of the result's shape goes first, and the other one's leading and trailing 1s go
+// (a reshaped initializer for a weight, else a Reshape). A broadcast that form cannot write (a 1
+// inside the smaller operand facing a larger dimension, one that enlarges both operands; the
+// importer lowers no such legacy broadcast, lower.cpp) is refused.
+void Emitter::add_binary(const char* op_type, Operand a, Operand b, const std::string& out) {
   if (ctx_.default_opset >= 7) {
-    add_node(op_type, {a, b}, {out});
+    add_node(op_type, {a.name, b.name}, {out});
     return;
   }
-  if (as == bs) {
-    // Sum-6 is the same add, and runs where Add-6 does not (ONNX Runtime implements Add from 7).
-    add_node(std::string(op_type) == "Add" ? "Sum" : op_type, {a, b}, {out});
+  if (a.shape == b.shape) {
+    add_node(std::string(op_type) == "Add" ? "Sum" : op_type, {a.name, b.name}, {out});
     return;
   }
-  auto count = [](const Shape& s) {
-    int64_t c = 1;
-    for (auto d : s) c *= d;
-    return c;
+  auto refuse = [&](const std::string& why) {
+    return ExportError(std::string(op_type) + " at opset " + std::to_string(ctx_.default_opset) + ": " + why);
   };
-  if (count(as) < count(bs)) return add_binary(op_type, b, bs, a, as, out);
-  if (bs.size() > as.size())
-    throw ExportError(std::string(op_type) + ": opset " + std::to_string(ctx_.default_opset) +
-                      " cannot broadcast an operand of a higher rank");
+  const auto out_shape = broadcast_shapes(a.shape, b.shape);
+  if (!out_shape) throw refuse("the operands do not broadcast");
+  if (b.shape == *out_shape) std::swap(a, b);
+  if (a.shape != *out_shape) throw refuse("a broadcast that enlarges both operands cannot be written");
+  const Shape& as = a.shape;
+  const Shape& bs = b.shape;
   size_t lead = 0, end = bs.size();
   while (lead < end && bs[lead] == 1) ++lead;
   while (end > lead && bs[end - 1] == 1) --end;
   const Shape core(bs.begin() + static_cast<std::ptrdiff_t>(lead), bs.begin() + static_cast<std::ptrdiff_t>(end));
   const size_t axis = as.size() - bs.size() + lead;
   for (size_t d = 0; d < core.size(); ++d)
-    if (core[d] != as[axis + d])
-      throw ExportError(std::string(op_type) + ": opset " + std::to_string(ctx_.default_opset) +
-                        " cannot write this broadcast (a dimension of 1 inside the smaller operand)");
-  std::string bb = b;
+    if (core[d] != as[axis + d]) throw refuse("a dimension of 1 inside the smaller operand cannot be written");
+  std::string bb = b.name;
   if (core != bs) {
-    bb = fresh("legacy_broadcast");
-    add_node("Reshape", {b, int64_initializer("shape", core)}, {bb});
+    if (b.node && node(*b.node).op == Op::Weight && g_.type(*b.node).tensor.dtype == DType::F32) {
+      bb = reshaped_initializer("legacy_broadcast", *b.node, core);
+    } else {
+      bb = fresh("legacy_broadcast");
+      add_reshape(b.name, core, bb);
+    }
   }
-  auto* p = add_node(op_type, {a, bb}, {out});
+  auto* p = add_node(op_type, {a.name, bb}, {out});
   set_int(p, "broadcast", 1);
   if (!core.empty()) set_int(p, "axis", static_cast<int64_t>(axis));  // (a scalar needs none)
+}
+
+// Reshape to a static shape: from opset 5 the shape is an input, before it an attribute.
+void Emitter::add_reshape(const std::string& in, const Shape& to, const std::string& out) {
+  if (ctx_.default_opset >= 5) {
+    add_node("Reshape", {in, int64_initializer("shape", to)}, {out});
+  } else {
+    set_ints(add_node("Reshape", {in}, {out}), "shape", to);
+  }
 }
 
 void Emitter::emit_elementwise(NodeId n) {
@@ -461,8 +487,8 @@ void Emitter::emit_elementwise(NodeId n) {
   const ir::Node& nd = node(n);
   std::string out = out_name(n);
   if (nd.op == Op::Ewadd || nd.op == Op::Ewmul) {
-    add_binary(kOnnx.at(nd.op), name(nd.children[0]), shape(nd.children[0]), name(nd.children[1]),
-               shape(nd.children[1]), out);
+    const NodeId x = nd.children[0], y = nd.children[1];
+    add_binary(kOnnx.at(nd.op), {name(x), shape(x), x}, {name(y), shape(y), y}, out);
   } else {
     std::vector<std::string> ins;
     for (NodeId c : nd.children) ins.push_back(name(c));
@@ -484,7 +510,7 @@ void Emitter::emit_matmul(NodeId n) {
   } else if (has_bias) {
     std::string t = fresh("matmul");
     add_node("MatMul", {name(a), name(b)}, {t});
-    add_binary("Add", t, shape(n), name(bias), shape(bias), y);
+    add_binary("Add", {t, shape(n), std::nullopt}, {name(bias), shape(bias), bias}, y);
   } else {
     add_node("MatMul", {name(a), name(b)}, {y});
   }
@@ -538,7 +564,7 @@ void Emitter::emit_transpose(NodeId n) {
 
 void Emitter::emit_reshape(NodeId n) {
   std::string out = out_name(n);
-  add_node("Reshape", {name(node(n).children[1]), int64_initializer("shape", shape(n))}, {out});
+  add_reshape(name(node(n).children[1]), shape(n), out);
   names_[n] = out;
 }
 
@@ -551,8 +577,8 @@ void Emitter::emit_enlarge(NodeId n) {
   std::string out = out_name(n);
   if (ctx_.default_opset >= 11) {
     add_node("Pad", {name(nd.children[0]), int64_initializer("pads", pads)}, {out});
-  } else {  // Pad-2: the pads as an attribute (zero padding is its default mode and value)
-    set_ints(add_node("Pad", {name(nd.children[0])}, {out}), "pads", pads);
+  } else {  // Pad-2 (Pad-1): the pads as an attribute (zero padding is its default mode and value)
+    set_ints(add_node("Pad", {name(nd.children[0])}, {out}), ctx_.default_opset >= 2 ? "pads" : "paddings", pads);
   }
   names_[n] = out;
 }

@@ -301,8 +301,13 @@ ir::NodeId legacy_broadcast_operand(Importer& im, const onnx::NodeProto& n, ir::
   int64_t axis = attr(n, "axis") ? attr_i(n, "axis", 0) : ra - rb;
   if (axis < 0) axis += ra;
   if (axis < 0 || axis + rb > ra) cannot("broadcast axis out of range");
-  for (int64_t d = 0; d < rb; ++d)
-    if (bs[static_cast<size_t>(d)] != 1 && bs[static_cast<size_t>(d)] != as[static_cast<size_t>(axis + d)])
+  // b's dimensions match a's from the axis on; 1s only at b's ends (a 1 inside facing a larger
+  // dimension is not legacy broadcasting, and the exporter could not write it back).
+  int64_t lead = 0, end = rb;
+  while (lead < end && bs[static_cast<size_t>(lead)] == 1) ++lead;
+  while (end > lead && bs[static_cast<size_t>(end - 1)] == 1) --end;
+  for (int64_t d = lead; d < end; ++d)
+    if (bs[static_cast<size_t>(d)] != as[static_cast<size_t>(axis + d)])
       cannot("broadcast=1: b's dimensions do not match a's from the axis");
   if (axis == ra - rb) return b;  // numpy's alignment
   Shape aligned(static_cast<size_t>(ra), 1);
@@ -315,8 +320,11 @@ void lower_binary(Importer& im, const onnx::NodeProto& n, Op op) {
   ir::NodeId a = im.value(n, 0), b = im.value(n, 1);
   require_f32(im, a);
   require_f32(im, b);
+  const ir::NodeId b_read = b;
   if (im.opset() < 7) b = legacy_broadcast_operand(im, n, a, b);
-  if (op == Op::Ewadd) {
+  // (matmul_with_bias reads the node's inputs as numpy aligns them: not where the legacy axis
+  // moved b.)
+  if (op == Op::Ewadd && b == b_read) {
     for (int mi : {0, 1}) {
       if (auto y = matmul_with_bias(im, n, mi)) {
         im.bind(n.output(0), *y);

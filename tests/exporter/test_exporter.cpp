@@ -221,6 +221,52 @@ g (float[1,4,2,2] x, float[4] b) => (y) {
   EXPECT_TRUE(per_channel(refexec::run(back.graph, back.weights, {{"x", x}, {"b", b}}).outputs.at(0)));
 }
 
+// Before opset 5 a Reshape takes its shape as an attribute: the legacy broadcast of a tensor
+// that is not a weight (b, an input here) is reshaped that way.
+TEST(Export, LegacyBroadcastBeforeOpset5ReshapesByAttribute) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 3]>
+g (float[1,4,2,2] x, float[4] b) => (y) {
+  y = Mul <broadcast = 1, axis = 1> (x, b)
+})");
+  ExportStats st;
+  auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
+  EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
+  int reshapes = 0;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Reshape") {
+      ++reshapes;
+      EXPECT_EQ(n.input_size(), 1);
+      ASSERT_EQ(n.attribute_size(), 1);
+      EXPECT_EQ(n.attribute(0).name(), "shape");
+    }
+  EXPECT_GE(reshapes, 1);
+}
+
+// The language's adds commute (ewadd-comm): b [4] + x [1,4] is written with x first, the
+// operand of the result's shape, as the legacy form needs.
+TEST(Export, LegacyBroadcastPutsTheOperandOfTheResultsShapeFirst) {
+  auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : 6]>
+g (float[1,4] x, float[4] b) => (y) {
+  y = Relu (x)
+})");
+  ir::Graph& g = r.graph;
+  const ir::NodeId x = g.input("x", TensorType{DType::F32, {1, 4}});
+  const ir::NodeId b = g.input("b", TensorType{DType::F32, {4}});
+  g.set_root(g.op(Op::Noop, {g.op(Op::Ewadd, {b, x})}));
+  ExportStats st;
+  auto m = export_model(g, r.weights, r.ctx, {}, &st);
+  EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
+  const onnx::NodeProto* add = nullptr;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Add") add = &n;
+  ASSERT_NE(add, nullptr);
+  ASSERT_EQ(add->input_size(), 2);
+  EXPECT_EQ(add->input(0), "x");
+  EXPECT_EQ(add->input(1), "b");
+}
+
 // Before opset 7 an add of equal shapes is written as Sum: ONNX Runtime implements Sum-6, and
 // Add only from opset 7 (an old export's residual Sum must stay runnable).
 TEST(Export, AddOfEqualShapesBeforeOpset7IsASum) {

@@ -477,6 +477,25 @@ TEST(ImportElementwise, LegacyBroadcastFollowsItsAxis) {
   EXPECT_EQ(root_term(trailing), "(ewmul (input x@1_4_2_4) (input b@4))");
   auto off = imp(M("(float[1,4,2,4] x, float[4] b) => (y)", {}, "y = Mul (x, b)", 6));
   EXPECT_EQ(off.stats.opaque_nodes, 1);  // no broadcast=1: an invalid model, left as it is
+  // A 1 inside b facing a larger dimension is not legacy broadcasting (and could not be
+  // written back): left as it is.
+  auto inner = imp(M("(float[2,3,4] x, float[2,1,4] b) => (y)", {}, "y = Add <broadcast = 1> (x, b)", 6));
+  EXPECT_EQ(inner.stats.opaque_nodes, 1);
+}
+
+// A MatMul's legacy bias with axis=0 is per row, not the Gemm bias numpy's reading would make it.
+TEST(ImportElementwise, LegacyRowBiasOfAMatMulIsNotAGemmBias) {
+  auto r = imp(M("(float[4,4] x, float[4,4] w, float[4] b) => (y)", {},
+                 "m = MatMul (x, w)\n y = Add <broadcast = 1, axis = 0> (m, b)", 6));
+  const auto x = refexec::random_tensor({4, 4}, 1), w = refexec::random_tensor({4, 4}, 2),
+             b = refexec::random_tensor({4}, 3);
+  const auto y = refexec::run(r.graph, r.weights, {{"x", x}, {"w", w}, {"b", b}}).outputs.at(0);
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 0; j < 4; ++j) {
+      float want = b.data[i];
+      for (size_t k = 0; k < 4; ++k) want += x.data[i * 4 + k] * w.data[k * 4 + j];
+      EXPECT_NEAR(y.data[i * 4 + j], want, 1e-5) << i << "," << j;
+    }
 }
 
 TEST(ImportInterface, SymbolicDimensionNeedsInputShape) {

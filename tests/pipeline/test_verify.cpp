@@ -60,6 +60,22 @@ g (float[1,4,5,5] x) => (y) {
   EXPECT_NE(r.failure.find("same outputs and opaque nodes"), std::string::npos) << r.failure;
 }
 
+// Before opset 7 an opaque Sub broadcasts from its axis, not numpy's way: the executors do
+// not compute it (a region boundary in both models) rather than compute it wrongly.
+TEST(Verify, LegacyBroadcastOfAnOpaqueNodeIsARegionBoundary) {
+  const char* text = R"(
+<ir_version: 3, opset_import: ["" : 6]>
+g (float[1,4,1,4] x, float[4] b) => (y) {
+  d = Sub <broadcast = 1, axis = 1> (x, b)
+  y = Relu (d)
+})";
+  auto a = imp(text), b = imp(text);
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_EQ(r.opaque_regions, 1);
+  EXPECT_EQ(r.opaque_computed, 0);
+}
+
 // A large absolute error of large values is small against the tensor's scale.
 TEST(Verify, ScaledErrorIsTheErrorAgainstTheTensorsLargestValue) {
   auto a = imp(R"(

@@ -10,9 +10,14 @@ data: PyTorch exports of modules and operators from 2017-2018 (pytorch-converted
 pytorch-operator: IR version 3, opset 6 and 9), small multi-node models (simple), and the
 "light" versions of the old model zoo's networks (AlexNet, DenseNet-121, Inception v1/v2,
 ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512: IR 3, opset 9, their weights computed by
-ConstantOfShape), on their own inputs, or on random ones where they have none.
+ConstantOfShape), on their own inputs, or on random ones where they have none. A model file that
+ONNX Runtime cannot run (opset 6 Add, Mul, BatchNormalization: it implements them from opset
+7) is checked with --exec: onnx-tensat-exec must compute the stored outputs from the original
+(the importer's reading of the old semantics: legacy broadcasting, Sum) and from the tool's
+output.
 
-usage: backend_node_tests.py ONNX_TENSAT [--summary FILE.json] [--filter SUBSTR] [-- EXTRA TOOL FLAGS]
+usage: backend_node_tests.py ONNX_TENSAT [--exec ONNX_TENSAT_EXEC] [--summary FILE.json] [--filter SUBSTR]
+                             [-- EXTRA TOOL FLAGS]
   (e.g. `backend_node_tests.py build/tools/onnx-tensat-exec -- --convert` tests importer+exporter alone)
 """
 import argparse
@@ -28,8 +33,70 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tensat_testlib as tl  # noqa: E402
 
 
+def run_exec(exec_bin, model, inputs, work):
+    """Runs a model on onnx-tensat-exec (the CPU reference executor): its outputs, or None
+    where it refuses (an opaque node it cannot compute, exit 2)."""
+    import subprocess
+
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load(model)
+    inits = {t.name for t in m.graph.initializer}
+    real = [i.name for i in m.graph.input if i.name not in inits]
+    ind, outd = work + ".in", work + ".out"
+    os.makedirs(ind, exist_ok=True)
+    for i, (n, v) in enumerate(zip(real, inputs)):
+        with open(os.path.join(ind, f"input_{i}.pb"), "wb") as fh:
+            fh.write(numpy_helper.from_array(v, n).SerializeToString())
+    p = subprocess.run([exec_bin, model, ind, outd, "-q"], capture_output=True, text=True, timeout=300)
+    if p.returncode == 2:
+        return None
+    if p.returncode != 0:
+        raise RuntimeError(f"onnx-tensat-exec exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    outs = []
+    for i in range(len(m.graph.output)):
+        t = onnx.TensorProto()
+        with open(os.path.join(outd, f"output_{i}.pb"), "rb") as fh:
+            t.ParseFromString(fh.read())
+        outs.append(numpy_helper.to_array(t))
+    return outs
+
+
+def check_by_reference(binary, exec_bin, name, src, dst, inputs, expected, extra):
+    """For a model file ONNX Runtime cannot run (opset 6 Add, Mul, BatchNormalization, ...):
+    the reference executor on the original must give the outputs stored beside it (the
+    importer's reading of the old semantics), and on the tool's output too."""
+    try:
+        ref = run_exec(exec_bin, src, inputs, dst + ".a")
+    except Exception as e:  # noqa: BLE001
+        return name, "fail", f"original: {e}"
+    if ref is None:
+        return name, "ort-skip", ""  # an opaque node neither runtime here computes
+    for i, (a, b) in enumerate(zip(expected, ref)):
+        err = tl.compare(f"output {i} (reference executor vs stored)", a, b)
+        if err:
+            return name, "fail", err
+    p = tl.run_tool(binary, src, dst, *extra, timeout=120)
+    if p.returncode == 2:
+        return name, "refused", (p.stderr.strip().splitlines() or ["(no message)"])[-1].replace(src, "MODEL")
+    if p.returncode != 0:
+        return name, "fail", f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    try:
+        got = run_exec(exec_bin, dst, inputs, dst + ".b")
+    except Exception as e:  # noqa: BLE001
+        return name, "fail", f"output: {e}"
+    if got is None:
+        return name, "fail", "the reference executor refuses the output but not the original"
+    for i, (a, b) in enumerate(zip(expected, got)):
+        err = tl.compare(f"output {i} (written model vs stored)", a, b)
+        if err:
+            return name, "fail", err
+    return name, "ok-reference", ""
+
+
 def run_case(args):
-    binary, name, model_bytes, inputs, tmp, extra = args
+    binary, name, model_bytes, inputs, tmp, extra, exec_bin, expected = args
     src = os.path.join(tmp, name.replace("/", "_") + ".onnx")
     dst = os.path.join(tmp, name.replace("/", "_") + ".out.onnx")
     with open(src, "wb") as f:
@@ -38,7 +105,9 @@ def run_case(args):
         s1 = tl.session(src)
         feeds = {i.name: v for i, v in zip(s1.get_inputs(), inputs)}
         ref = s1.run(None, feeds)
-    except Exception:  # noqa: BLE001 - ORT cannot run it: not counted
+    except Exception:  # noqa: BLE001 - ORT cannot run it: the stored outputs, if any, decide
+        if exec_bin and expected:
+            return check_by_reference(binary, exec_bin, name, src, dst, inputs, expected, extra)
         return name, "ort-skip", ""
     try:
         p = tl.run_tool(binary, src, dst, *extra, timeout=120)
@@ -67,7 +136,8 @@ def run_case(args):
 
 
 def data_dir_cases(name_filter):
-    """(name, model bytes, inputs) of the models under onnx/backend/test/data."""
+    """(name, model bytes, inputs, stored outputs or None) of the models under
+    onnx/backend/test/data."""
     import onnx
     from onnx import numpy_helper
 
@@ -84,21 +154,23 @@ def data_dir_cases(name_filter):
                     inputs = list(tl.random_inputs(tl.session(model)).values())
                 except Exception:  # noqa: BLE001 - ORT cannot run it: run_case counts it
                     inputs = []
-                yield name, model, inputs
+                yield name, model, inputs, None
                 continue
             model_path = os.path.join(path, "model.onnx")
             name = f"{sub}/{os.path.basename(path)}"
             if not os.path.exists(model_path) or name_filter not in name:
                 continue
-            inputs = []
-            for f in sorted(glob.glob(os.path.join(path, "test_data_set_0", "input_*.pb")),
-                            key=lambda p: int(p.rsplit("_", 1)[1][:-3])):
-                t = onnx.TensorProto()
-                with open(f, "rb") as fh:
-                    t.ParseFromString(fh.read())
-                inputs.append(numpy_helper.to_array(t))
+            def stored(kind):
+                values = []
+                for f in sorted(glob.glob(os.path.join(path, "test_data_set_0", kind + "_*.pb")),
+                                key=lambda p: int(p.rsplit("_", 1)[1][:-3])):
+                    t = onnx.TensorProto()
+                    with open(f, "rb") as fh:
+                        t.ParseFromString(fh.read())
+                    values.append(numpy_helper.to_array(t))
+                return values
             with open(model_path, "rb") as f:
-                yield name, f.read(), inputs
+                yield name, f.read(), stored("input"), stored("output")
 
 
 def main():
@@ -107,6 +179,8 @@ def main():
     ap.add_argument("--summary")
     ap.add_argument("--filter", default="")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--exec", dest="exec_bin",
+                    help="onnx-tensat-exec: model files ONNX Runtime cannot run are checked on it against their stored outputs")
     argv = sys.argv[1:]
     extra = []
     if "--" in argv:
@@ -117,7 +191,7 @@ def main():
     import onnx.backend.test.case.node as node_cases
 
     cases = node_cases.collect_testcases(None)
-    counts = {"ok": 0, "refused": 0, "ort-skip": 0, "fail": 0}
+    counts = {"ok": 0, "ok-reference": 0, "refused": 0, "ort-skip": 0, "fail": 0}
     refusals = {}
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -126,10 +200,10 @@ def main():
             if a.filter not in c.name or not c.data_sets:
                 continue
             inputs, _ = c.data_sets[0]
-            work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp, extra))
+            work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp, extra, None, None))
         data_cases = 0
-        for name, model, inputs in data_dir_cases(a.filter):
-            work.append((a.binary, name, model, inputs, tmp, extra))
+        for name, model, inputs, outputs in data_dir_cases(a.filter):
+            work.append((a.binary, name, model, inputs, tmp, extra, a.exec_bin, outputs))
             data_cases += 1
         with ProcessPoolExecutor(max_workers=a.jobs) as ex:
             for name, status, msg in ex.map(run_case, work, chunksize=8):
@@ -140,16 +214,17 @@ def main():
                 elif status == "refused":
                     key = msg.split(": error: ")[-1][:300]
                     refusals.setdefault(key, []).append(name)
-    runnable = counts["ok"] + counts["refused"] + counts["fail"]
+    runnable = counts["ok"] + counts["ok-reference"] + counts["refused"] + counts["fail"]
     print(f"backend node tests and data models: {len(work)} cases ({data_cases} model files), "
-          f"{counts['ort-skip']} not runnable by ONNX Runtime, "
-          f"{runnable} runnable: {counts['ok']} optimized and equal, {counts['refused']} refused with exit 2, "
-          f"{counts['fail']} failed")
+          f"{counts['ort-skip']} not runnable here, "
+          f"{runnable} runnable: {counts['ok']} optimized and equal under ONNX Runtime, "
+          f"{counts['ok-reference']} equal to their stored outputs on the reference executor (ONNX Runtime cannot "
+          f"run them), {counts['refused']} refused with exit 2, {counts['fail']} failed")
     if a.summary:
         with open(a.summary, "w") as f:
             json.dump({"counts": counts, "failures": failures,
                        "refusals": {k: v for k, v in sorted(refusals.items())}}, f, indent=1)
-    print(f"{counts['ok'] + counts['refused']} passed, {counts['fail']} failed")
+    print(f"{counts['ok'] + counts['ok-reference'] + counts['refused']} passed, {counts['fail']} failed")
     return 1 if counts["fail"] else 0
 
 
