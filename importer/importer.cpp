@@ -199,6 +199,10 @@ void Importer::load_inputs(onnx::GraphProto& graph, const ImportOptions& opts) {
   for (auto& [name, shape] : opts.input_shapes) {
     bool found = false;
     for (const auto& i : graph.input()) found |= i.name() == name;
+    if (!found && ir3_initializer_inputs_.count(name))
+      throw ImportError(source_ + ": --input-shape names '" + name +
+                        "', an initializer: under IR version < 4 it is declared an input too, but it is a constant "
+                        "weight (as ONNX Runtime takes it), whose shape is its data's");
     if (!found) throw ImportError(source_ + ": --input-shape names '" + name + "', which is not a graph input");
   }
   for (auto& in : *graph.mutable_input()) {
@@ -445,6 +449,8 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     std::unordered_set<std::string> inits;
     for (const auto& t : graph.initializer()) inits.insert(t.name());
     auto* ins = graph.mutable_input();
+    for (const auto& i : *ins)
+      if (inits.count(i.name())) ir3_initializer_inputs_.insert(i.name());
     ins->erase(std::remove_if(ins->begin(), ins->end(),
                               [&](const onnx::ValueInfoProto& i) { return inits.count(i.name()) != 0; }),
                ins->end());

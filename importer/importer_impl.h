@@ -76,6 +76,7 @@ class Importer {
   std::unordered_map<std::string, onnx::ValueInfoProto> value_infos_;  // the same, verbatim
   std::unordered_map<std::string, int> consumers_;
   std::unordered_set<std::string> weight_names_;               // names bound to weights
+  std::unordered_set<std::string> ir3_initializer_inputs_;      // IR < 4: declarations dropped (run())
   std::unordered_set<ir::NodeId> plain_convs_;
 };
 

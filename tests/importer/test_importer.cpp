@@ -455,6 +455,12 @@ TEST(ImportInterface, InitializerDeclaredAnInputUnderIr3IsAWeight) {
   EXPECT_EQ(r.ctx.header.ir_version(), 3);
   ASSERT_EQ(r.ctx.header.graph().input_size(), 1);
   EXPECT_EQ(r.ctx.header.graph().input(0).name(), "x");
+  // --input-shape for it says what it is.
+  ImportOptions o;
+  o.input_shapes["w"] = {3, 6, 3, 3};
+  const std::string err = import_error(M("(float[1,6,4,4] x, float[3,6,3,3] w) => (y)", {T("w", {3, 6, 3, 3})},
+                                         "y = Conv <pads=[1,1,1,1]> (x, w)", 9, "", 3), o);
+  EXPECT_NE(err.find("'w', an initializer"), std::string::npos) << err;
 }
 
 // Sum (the residual add of old exports) is a chain of adds; before opset 8 its inputs have one
