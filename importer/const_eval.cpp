@@ -198,9 +198,12 @@ T wrap(T a, T b, char op) {
   }
 }
 
+// op: + - * / (Add, Sub, Mul, Div), % (Mod, its fmod attribute), M / m (Max / Min of two).
 WeightData arithmetic(const Node& n, char op) {
+  if (n.num_inputs() != 2) skip("not two operands");
   const WeightData &a = n.value(0), &b = n.value(1);
   if (a.type.dtype != b.type.dtype) skip("operand types differ");
+  const bool fmod = op == '%' && n.attr_i("fmod", 0) != 0;
   Broadcast bc({&a.type.shape, &b.type.shape});
   WeightData out = make(a.type.dtype, bc.shape());
   with_numeric(a.type.dtype, [&](auto t) {
@@ -214,6 +217,22 @@ WeightData arithmetic(const Node& n, char op) {
           if (x == std::numeric_limits<T>::min() && y == T(-1)) skip("integer division overflows");
         }
         r = x / y;
+      } else if (op == '%') {
+        if constexpr (std::is_integral_v<T>) {
+          if (y == 0) skip("integer modulo by zero");
+          if constexpr (std::is_signed_v<T>)
+            if (x == std::numeric_limits<T>::min() && y == T(-1)) skip("integer modulo overflows");
+          r = static_cast<T>(x % y);  // fmod=1: the sign of the dividend, as C's
+          if constexpr (std::is_signed_v<T>)
+            if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);  // fmod=0: the divisor's
+        } else {
+          if (!fmod) skip("floating-point Mod needs fmod=1");
+          r = static_cast<T>(std::fmod(x, y));
+        }
+      } else if (op == 'M' || op == 'm') {
+        if constexpr (!std::is_integral_v<T>)
+          if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) skip("NaN operand");
+        r = op == 'M' ? std::max(x, y) : std::min(x, y);
       } else {
         r = wrap(x, y, op);
       }
@@ -663,6 +682,9 @@ const std::unordered_map<std::string, EvalFn>& table() {
       {"Sub", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, '-'); }},
       {"Mul", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, '*'); }},
       {"Div", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, '/'); }},
+      {"Mod", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, '%'); }},
+      {"Max", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'M'); }},
+      {"Min", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'm'); }},
       {"Neg", [](const Node& n, const onnx::NodeProto&) { return neg(n); }},
       {"Equal", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Equal"); }},
       {"Less", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Less"); }},

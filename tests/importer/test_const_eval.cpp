@@ -354,6 +354,47 @@ TEST(ConstEval, ArithmeticIntegerAndFloat) {
   EXPECT_EQ(ints_of(run(neg)), (std::vector<int64_t>{-3, 4}));
 }
 
+// Mod: fmod=0 takes the divisor's sign (integers only), fmod=1 the dividend's, as C's fmod;
+// Max / Min of two operands (a head count check in ONNX's expanded Attention: Mod, Equal,
+// Where, then an Expand of K and V).
+TEST(ConstEval, ModMaxMin) {
+  auto mod = node("Mod", 2);
+  value(mod, vec({7, -7, 7, -7, 6}));
+  value(mod, vec({3, 3, -3, -3, 3}));
+  EXPECT_EQ(ints_of(run(mod)), (std::vector<int64_t>{1, 2, -2, -1, 0}));
+  auto cmod = node("Mod", 2);
+  attr_i(cmod, "fmod", 1);
+  value(cmod, vec({7, -7, 7, -7}));
+  value(cmod, vec({3, 3, -3, -3}));
+  EXPECT_EQ(ints_of(run(cmod)), (std::vector<int64_t>{1, -1, 1, -1}));
+  auto fmod = node("Mod", 2);
+  attr_i(fmod, "fmod", 1);
+  value(fmod, f32({5.5f, -5.5f}, {2}));
+  value(fmod, f32({2.0f}, {}));
+  EXPECT_EQ(floats_of(run(fmod)), (std::vector<float>{1.5f, -1.5f}));
+  auto ffloat = node("Mod", 2);
+  value(ffloat, f32({5.5f}, {1}));
+  value(ffloat, f32({2.0f}, {1}));
+  EXPECT_NE(refused(ffloat).find("fmod=1"), std::string::npos);
+  auto zero = node("Mod", 2);
+  value(zero, vec({7}));
+  value(zero, vec({0}));
+  EXPECT_NE(refused(zero).find("by zero"), std::string::npos);
+  auto mx = node("Max", 2);
+  value(mx, vec({1, 5, -2}));
+  value(mx, scalar(2));
+  EXPECT_EQ(ints_of(run(mx)), (std::vector<int64_t>{2, 5, 2}));
+  auto mn = node("Min", 2);
+  value(mn, vec({1, 5, -2}));
+  value(mn, scalar(2));
+  EXPECT_EQ(ints_of(run(mn)), (std::vector<int64_t>{1, 2, -2}));
+  auto three = node("Max", 3);
+  value(three, vec({1}));
+  value(three, vec({2}));
+  value(three, vec({3}));
+  EXPECT_NE(refused(three).find("not two operands"), std::string::npos);
+}
+
 // Before opset 7 broadcasting is from `axis` on (broadcast=1): operands of different shapes are
 // left to the node; of equal shapes they are evaluated as always.
 TEST(ConstEval, LegacyBroadcastBeforeOpset7IsNotEvaluated) {
