@@ -251,7 +251,11 @@ WeightData compare(const Node& n, const std::string& op) {
     using T = decltype(t);
     bc.for_each([&](size_t k, const std::vector<int64_t>& o) {
       T x = at<T>(a, static_cast<size_t>(o[0])), y = at<T>(b, static_cast<size_t>(o[1]));
-      bool r = op == "Equal" ? x == y : op == "Less" ? x < y : x > y;
+      bool r = op == "Equal"       ? x == y
+               : op == "Less"        ? x < y
+               : op == "Greater"     ? x > y
+               : op == "LessOrEqual" ? x <= y
+                                     : x >= y;  // GreaterOrEqual
       put<uint8_t>(out, k, r ? 1 : 0);
     });
   };
@@ -290,6 +294,30 @@ WeightData neg(const Node& n) {
     using T = decltype(t);
     for (size_t i = 0; i < a.count(); ++i) put<T>(out, i, wrap<T>(T(0), at<T>(a, i), '-'));
   });
+  return out;
+}
+
+// Trilu: the upper (default) or lower triangle of the last two dimensions, from diagonal k
+// (optional input 1); the rest zero.
+WeightData trilu(const Node& n) {
+  const WeightData& x = n.value(0);
+  const Shape& s = x.type.shape;
+  if (s.size() < 2) skip("rank below 2");
+  int64_t k = 0;
+  if (n.has(1)) {
+    const WeightData& kv = n.value(1);
+    if (kv.type.dtype != DType::I64 || kv.count() != 1) skip("k is not one int64");
+    k = at<int64_t>(kv, 0);
+  }
+  const bool upper = n.attr_i("upper", 1) != 0;
+  const int64_t rows = s[s.size() - 2], cols = s[s.size() - 1];
+  WeightData out = make(x.type.dtype, s);  // zeros
+  const size_t es = dtype_size(x.type.dtype);
+  for (size_t e = 0; e < x.count(); ++e) {
+    const auto j = static_cast<int64_t>(e % static_cast<size_t>(cols));
+    const auto i = static_cast<int64_t>((e / static_cast<size_t>(cols)) % static_cast<size_t>(rows));
+    if (upper ? j - i >= k : j - i <= k) std::memcpy(out.bytes.data() + e * es, x.bytes.data() + e * es, es);
+  }
   return out;
 }
 
@@ -597,18 +625,26 @@ void with_castable(DType d, F f) {
   with_numeric(d, f);
 }
 
-WeightData cast(const Node& n) {
+// Cast, or CastLike (the element type of input 1, whose value is not needed).
+WeightData cast(const Node& n, bool like = false) {
   const WeightData& x = n.value(0);
-  const auto* to = n.attr("to");
-  if (!to) skip("no 'to' attribute");
   DType target;
-  switch (to->i()) {
-    case onnx::TensorProto::FLOAT: target = DType::F32; break;
-    case onnx::TensorProto::DOUBLE: target = DType::F64; break;
-    case onnx::TensorProto::INT64: target = DType::I64; break;
-    case onnx::TensorProto::INT32: target = DType::I32; break;
-    case onnx::TensorProto::BOOL: target = DType::Bool; break;
-    default: skip("cast to element type " + std::to_string(to->i()));
+  if (like) {
+    target = n.type(1).dtype;
+    if (target != DType::F32 && target != DType::F64 && target != DType::I64 && target != DType::I32 &&
+        target != DType::Bool)
+      skip("cast to an element type not evaluated");
+  } else {
+    const auto* to = n.attr("to");
+    if (!to) skip("no 'to' attribute");
+    switch (to->i()) {
+      case onnx::TensorProto::FLOAT: target = DType::F32; break;
+      case onnx::TensorProto::DOUBLE: target = DType::F64; break;
+      case onnx::TensorProto::INT64: target = DType::I64; break;
+      case onnx::TensorProto::INT32: target = DType::I32; break;
+      case onnx::TensorProto::BOOL: target = DType::Bool; break;
+      default: skip("cast to element type " + std::to_string(to->i()));
+    }
   }
   WeightData out = make(target, x.type.shape);
   with_castable(x.type.dtype, [&](auto from) {
@@ -689,6 +725,10 @@ const std::unordered_map<std::string, EvalFn>& table() {
       {"Equal", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Equal"); }},
       {"Less", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Less"); }},
       {"Greater", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Greater"); }},
+      {"LessOrEqual", [](const Node& n, const onnx::NodeProto&) { return compare(n, "LessOrEqual"); }},
+      {"GreaterOrEqual", [](const Node& n, const onnx::NodeProto&) { return compare(n, "GreaterOrEqual"); }},
+      {"CastLike", [](const Node& n, const onnx::NodeProto&) { return cast(n, true); }},
+      {"Trilu", [](const Node& n, const onnx::NodeProto&) { return trilu(n); }},
       {"Not", [](const Node& n, const onnx::NodeProto&) { return logical(n, "Not"); }},
       {"And", [](const Node& n, const onnx::NodeProto&) { return logical(n, "And"); }},
       {"Or", [](const Node& n, const onnx::NodeProto&) { return logical(n, "Or"); }},

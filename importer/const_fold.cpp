@@ -45,13 +45,20 @@ class Folder {
           }
           continue;
         }
-        // Shape and Size need their input's type only; every other node all its inputs' values.
-        const bool type_only = n.op_type() == "Shape" || n.op_type() == "Size";
+        // Shape and Size need their input's type only, CastLike its second input's; every other
+        // input is needed with its value.
+        const bool shape_op = n.op_type() == "Shape" || n.op_type() == "Size";
+        auto type_only_input = [&](int k) { return shape_op || (k == 1 && n.op_type() == "CastLike"); };
         bool ready = true;
-        for (const auto& in : n.input()) ready = ready && (in.empty() || (type_only ? type(in).has_value() : small_known(in)));
+        for (int k = 0; k < n.input_size(); ++k) {
+          const std::string& in = n.input(k);
+          ready = ready && (in.empty() || (type_only_input(k) ? type(in).has_value() : small_known(in)));
+        }
         if (!ready) continue;
         std::vector<std::optional<const_eval::Operand>> ops;
-        for (const auto& in : n.input()) {
+        for (int k = 0; k < n.input_size(); ++k) {
+          const std::string& in = n.input(k);
+          const bool type_only = type_only_input(k);
           if (in.empty()) {
             ops.emplace_back(std::nullopt);
             continue;

@@ -395,6 +395,31 @@ TEST(ConstEval, ModMaxMin) {
   EXPECT_NE(refused(three).find("not two operands"), std::string::npos);
 }
 
+// What causal masks are computed with (ONNX's expanded Attention: Trilu of ones, CastLike,
+// LessOrEqual / GreaterOrEqual for windows).
+TEST(ConstEval, TriluCastLikeAndOrEqualComparisons) {
+  auto up = node("Trilu", 1);
+  value(up, i64({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3}));
+  EXPECT_EQ(ints_of(run(up)), (std::vector<int64_t>{1, 2, 3, 0, 5, 6, 0, 0, 9}));
+  auto low = node("Trilu", 2);
+  attr_i(low, "upper", 0);
+  value(low, i64({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 2, 3}));
+  value(low, scalar(1));
+  EXPECT_EQ(ints_of(run(low)), (std::vector<int64_t>{1, 2, 0, 4, 5, 6, 7, 8, 0, 10, 11, 12}));
+  auto like = node("CastLike", 2);
+  value(like, vec({1, 0, 3}));
+  type_only(like, TensorType{DType::F32, {}});
+  EXPECT_EQ(floats_of(run(like)), (std::vector<float>{1.0f, 0.0f, 3.0f}));
+  auto le = node("LessOrEqual", 2);
+  value(le, vec({1, 2, 3}));
+  value(le, scalar(2));
+  EXPECT_EQ(ints_of(run(le)), (std::vector<int64_t>{1, 1, 0}));
+  auto ge = node("GreaterOrEqual", 2);
+  value(ge, vec({1, 2, 3}));
+  value(ge, scalar(2));
+  EXPECT_EQ(ints_of(run(ge)), (std::vector<int64_t>{0, 1, 1}));
+}
+
 // Before opset 7 broadcasting is from `axis` on (broadcast=1): operands of different shapes are
 // left to the node; of equal shapes they are evaluated as always.
 TEST(ConstEval, LegacyBroadcastBeforeOpset7IsNotEvaluated) {

@@ -104,6 +104,16 @@ TEST(ImportSimplify, Ir3InitializerDeclaredAnInputIsAConstant) {
   EXPECT_EQ(r.stats.opaque_nodes, 0);
 }
 
+// A causal mask as ONNX's expanded Attention builds it: Trilu of ones, CastLike the scores (only
+// their type is needed), folded into a constant.
+TEST(ImportSimplify, CausalMaskFoldsThroughTriluAndCastLike) {
+  auto r = imp(M("(float[3,3] x) => (y)", {I("s", {3, 3})},
+                 "o = ConstantOfShape <value = int64[1] {1}> (s)\n t = Trilu <upper = 0> (o)\n"
+                 "m = CastLike (t, x)\n y = Mul (x, m)"));
+  EXPECT_EQ(r.stats.opaque_nodes, 0);
+  EXPECT_EQ(count(r, "ewmul"), 1);
+}
+
 TEST(ImportSimplify, CommonSubexpressionsMerge) {
   // Two Softmax nodes (opaque) on the same input, two equal Constants, two equal shape chains.
   auto r = imp(M("(float[2,6] x) => (y)", {},
