@@ -203,6 +203,10 @@ WeightData arithmetic(const Node& n, char op) {
   if (n.num_inputs() != 2) skip("not two operands");
   const WeightData &a = n.value(0), &b = n.value(1);
   if (a.type.dtype != b.type.dtype) skip("operand types differ");
+  if (op == 'M' || op == 'm') {  // (Max / Min: no broadcasting before opset 8, no integers before 12)
+    if (n.opset() < 8 && a.type.shape != b.type.shape) skip("shapes differ (opset < 8)");
+    if (n.opset() < 12 && a.type.dtype != DType::F32 && a.type.dtype != DType::F64) skip("integers (opset < 12)");
+  }
   const bool fmod = op == '%' && n.attr_i("fmod", 0) != 0;
   Broadcast bc({&a.type.shape, &b.type.shape});
   WeightData out = make(a.type.dtype, bc.shape());
@@ -230,8 +234,12 @@ WeightData arithmetic(const Node& n, char op) {
           r = static_cast<T>(std::fmod(x, y));
         }
       } else if (op == 'M' || op == 'm') {
-        if constexpr (!std::is_integral_v<T>)
+        if constexpr (!std::is_integral_v<T>) {
           if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) skip("NaN operand");
+          // Which of +0 and -0 ONNX Runtime returns depends on its broadcast path.
+          if (x == y && std::signbit(static_cast<double>(x)) != std::signbit(static_cast<double>(y)))
+            skip("zeros of both signs");
+        }
         r = op == 'M' ? std::max(x, y) : std::min(x, y);
       } else {
         r = wrap(x, y, op);
@@ -306,7 +314,7 @@ WeightData trilu(const Node& n) {
   int64_t k = 0;
   if (n.has(1)) {
     const WeightData& kv = n.value(1);
-    if (kv.type.dtype != DType::I64 || kv.count() != 1) skip("k is not one int64");
+    if (kv.type.dtype != DType::I64 || kv.count() != 1 || kv.type.shape.size() > 1) skip("k is not one int64");
     k = at<int64_t>(kv, 0);
   }
   const bool upper = n.attr_i("upper", 1) != 0;
@@ -630,6 +638,7 @@ WeightData cast(const Node& n, bool like = false) {
   const WeightData& x = n.value(0);
   DType target;
   if (like) {
+    if (const auto* sat = n.attr("saturate"); sat && sat->i() == 0) skip("saturate=0 (float 8 targets only)");
     target = n.type(1).dtype;
     if (target != DType::F32 && target != DType::F64 && target != DType::I64 && target != DType::I32 &&
         target != DType::Bool)
@@ -751,6 +760,11 @@ std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_
   if (!(n.domain().empty() || n.domain() == "ai.onnx")) return fail("domain '" + n.domain() + "'");
   auto it = table().find(n.op_type());
   if (it == table().end()) return fail("op type not evaluated");
+  // An op used before its opset introduced it is not what the model means (runtimes refuse it).
+  static const std::unordered_map<std::string, int64_t> kSince = {
+      {"Mod", 10}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14}, {"CastLike", 15}};
+  if (auto s = kSince.find(n.op_type()); s != kSince.end() && opset < s->second)
+    return fail(n.op_type() + " before opset " + std::to_string(s->second));
   if (n.output_size() != 1) return fail("not a single-output node");
   // Before opset 7 the element-wise ops broadcast only with broadcast=1, and then from their
   // `axis` on, not numpy's way (lower.cpp, legacy_broadcast_operand): operands of different

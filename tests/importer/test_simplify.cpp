@@ -109,7 +109,7 @@ TEST(ImportSimplify, Ir3InitializerDeclaredAnInputIsAConstant) {
 TEST(ImportSimplify, CausalMaskFoldsThroughTriluAndCastLike) {
   auto r = imp(M("(float[3,3] x) => (y)", {I("s", {3, 3})},
                  "o = ConstantOfShape <value = int64[1] {1}> (s)\n t = Trilu <upper = 0> (o)\n"
-                 "m = CastLike (t, x)\n y = Mul (x, m)"));
+                 "m = CastLike (t, x)\n y = Mul (x, m)", 18));
   EXPECT_EQ(r.stats.opaque_nodes, 0);
   EXPECT_EQ(count(r, "ewmul"), 1);
 }
