@@ -457,6 +457,33 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     model.set_ir_version(4);
   }
 
+  // An initializer without elements (Resize's empty roi, as exporters write it) becomes the
+  // Constant node other exporters write for it: the language has no tensors without elements,
+  // and such a Constant stays an opaque node, written back verbatim. (As an overridable input
+  // it is refused with the input.)
+  {
+    std::unordered_set<std::string> input_names;
+    for (const auto& i : graph.input()) input_names.insert(i.name());
+    auto* inits = graph.mutable_initializer();
+    for (int i = 0; i < inits->size();) {
+      const onnx::TensorProto& t = inits->Get(i);
+      const bool empty = std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d == 0; });
+      if (!empty || input_names.count(t.name())) {
+        ++i;
+        continue;
+      }
+      onnx::NodeProto* c = graph.add_node();
+      c->set_op_type("Constant");
+      c->set_name(t.name());
+      c->add_output(t.name());
+      onnx::AttributeProto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      *a->mutable_t() = t;
+      inits->DeleteSubrange(i, 1);
+    }
+  }
+
   load_inputs(graph, opts);
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
   out_.stats.onnx_nodes = graph.node_size();

@@ -504,6 +504,17 @@ TEST(ImportElementwise, LegacyRowBiasOfAMatMulIsNotAGemmBias) {
     }
 }
 
+// An initializer without elements (Resize's empty roi) is a Constant node, opaque and kept
+// verbatim (it was an internal error: "weight: malformed identifier 'roi@0'").
+TEST(ImportInterface, InitializerWithoutElementsIsAConstantNode) {
+  auto r = imp(M("(float[1,2,4,4] x) => (y)", {"float[0] roi = {}", "float[4] sc = {1.0, 1.0, 2.0, 2.0}"},
+                 "u = Resize <mode = \"nearest\"> (x, roi, sc)\n y = Relu (u)"));
+  EXPECT_FALSE(r.weights.contains("roi"));
+  int constants = 0;
+  for (const auto& on : r.ctx.opaque) constants += on.node.op_type() == "Constant" && on.node.output(0) == "roi";
+  EXPECT_EQ(constants, 1);
+}
+
 TEST(ImportInterface, SymbolicDimensionNeedsInputShape) {
   std::string text = M("(float[N,6,4,4] x) => (y)", {}, "y = Relu (x)");
   std::string err = import_error(text);

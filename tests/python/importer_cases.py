@@ -302,6 +302,14 @@ def graph_cases():
         if not inits or not inits <= set(inputs):
             return f"initializers {sorted(inits)} not all declared inputs {inputs}"
         return "" if [i for i in inputs if i not in inits] == ["x"] else f"inputs {inputs}"
+    # An initializer without elements (Resize's empty roi, as some exporters write it): a Constant
+    # node, opaque and written back verbatim (an internal error before 2026-11-26).
+    out.append(Case("empty_initializer_resize_roi", model(
+        [N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Resize", ["c", "roi", "sc"], ["u"], mode="nearest"),
+         N("Relu", ["u"], ["y"])],
+        [x], [vi("y", None)],
+        [W("w", 3, 6, 3, 3), numpy_helper.from_array(np.zeros((0,), np.float32), "roi"),
+         numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc")], opset=11), opaque=True))
     out.append(Case("ir3_initializers_are_constants", model(
         [N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Add", ["c", "bias"], ["y"])],
         [x, vi("w", [3, 6, 3, 3]), vi("bias", [3, 1, 1])], [y], [W("w", 3, 6, 3, 3), W("bias", 3, 1, 1)],
