@@ -370,6 +370,11 @@ std::optional<Emitter::ScaleShift> Emitter::scale_shift(NodeId n) const {
 // The bytes of weight leaf `leaf` as a fresh [c] initializer (the store's bytes may already
 // have moved into the leaf's own initializer).
 std::string Emitter::vector_initializer(const std::string& base, NodeId leaf, int64_t c) {
+  return reshaped_initializer(base, leaf, {c});
+}
+
+// A float weight leaf's data as a new initializer of another shape (as many elements).
+std::string Emitter::reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to) {
   std::string wname = parse_leaf_id(psym(leaf, 0))->name;
   const std::string* bytes = &weights_.get(wname).bytes;
   if (bytes->empty())
@@ -378,17 +383,8 @@ std::string Emitter::vector_initializer(const std::string& base, NodeId leaf, in
   onnx::TensorProto* t = graph_->add_initializer();
   t->set_name(nm);
   t->set_data_type(onnx::TensorProto::FLOAT);
-  t->add_dims(c);
-  t->set_raw_data(*bytes);
-  return nm;
-}
-
-// A float weight leaf's data as a new initializer of another shape (as many elements).
-std::string Emitter::reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to) {
-  const std::string nm = vector_initializer(base, leaf, 1);
-  onnx::TensorProto* t = graph_->mutable_initializer(graph_->initializer_size() - 1);
-  t->clear_dims();
   for (auto d : to) t->add_dims(d);
+  t->set_raw_data(*bytes);
   return nm;
 }
 
@@ -450,9 +446,7 @@ void Emitter::add_binary(const char* op_type, Operand a, Operand b, const std::s
   if (a.shape != *out_shape) throw refuse("a broadcast that enlarges both operands cannot be written");
   const Shape& as = a.shape;
   const Shape& bs = b.shape;
-  size_t lead = 0, end = bs.size();
-  while (lead < end && bs[lead] == 1) ++lead;
-  while (end > lead && bs[end - 1] == 1) --end;
+  const auto [lead, end] = inner_dims(bs);
   const Shape core(bs.begin() + static_cast<std::ptrdiff_t>(lead), bs.begin() + static_cast<std::ptrdiff_t>(end));
   const size_t axis = as.size() - bs.size() + lead;
   for (size_t d = 0; d < core.size(); ++d)

@@ -422,6 +422,51 @@ void Importer::simplify(onnx::ModelProto& model) {
                  source_, out_.stats.folded_nodes, out_.stats.cse_merged, out_.stats.dead_nodes);
 }
 
+// IR < 4: the initializers are declared graph inputs too, yet they are constants (ONNX
+// Runtime lists only the other inputs, and reads them as weights). Their declarations go; the
+// import runs as IR 4 (ONNX shape inference reads an IR 3 initializer's type only from its input
+// declaration), and run() gives the header back the source's IR version for the exporter.
+void Importer::take_ir3_initializers_as_constants(onnx::ModelProto& model) {
+  out_.ctx.initializers_as_inputs = true;
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::unordered_set<std::string> inits;
+  for (const auto& t : graph.initializer()) inits.insert(t.name());
+  auto* ins = graph.mutable_input();
+  for (const auto& i : *ins)
+    if (inits.count(i.name())) ir3_initializer_inputs_.insert(i.name());
+  ins->erase(std::remove_if(ins->begin(), ins->end(),
+                            [&](const onnx::ValueInfoProto& i) { return inits.count(i.name()) != 0; }),
+             ins->end());
+  model.set_ir_version(4);
+}
+
+// An initializer without elements (Resize's empty roi, as exporters write it) becomes the
+// Constant node other exporters write for it: the language has no tensors without elements, and
+// such a Constant stays an opaque node, written back verbatim. (As an overridable input it is
+// refused with the input.)
+void Importer::empty_initializers_to_constants(onnx::GraphProto& graph) {
+  std::unordered_set<std::string> input_names;
+  for (const auto& i : graph.input()) input_names.insert(i.name());
+  auto* inits = graph.mutable_initializer();
+  for (int i = 0; i < inits->size();) {
+    const onnx::TensorProto& t = inits->Get(i);
+    const bool empty = std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d == 0; });
+    if (!empty || input_names.count(t.name())) {
+      ++i;
+      continue;
+    }
+    onnx::NodeProto* c = graph.add_node();
+    c->set_op_type("Constant");
+    c->set_name(t.name());
+    c->add_output(t.name());
+    onnx::AttributeProto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = t;
+    inits->DeleteSubrange(i, 1);
+  }
+}
+
 void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   ModelContext& ctx = out_.ctx;
   ctx.source_path = source_;
@@ -439,50 +484,9 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
                         ") uses operator domain '" + d + "', which the model does not import (opset_import)");
   }
   if (graph.output_size() == 0) throw ImportError(source_ + ": graph has no outputs");
-  // IR < 4: the initializers are declared graph inputs too, yet they are constants (ONNX
-  // Runtime lists only the other inputs, and reads them as weights). Their declarations go;
-  // the import runs as IR 4 (ONNX shape inference reads an IR 3 initializer's type only from
-  // its input declaration), and the header keeps the source's IR version for the exporter.
   const int64_t ir_version = model.ir_version();
-  if (ir_version < 4) {
-    ctx.initializers_as_inputs = true;
-    std::unordered_set<std::string> inits;
-    for (const auto& t : graph.initializer()) inits.insert(t.name());
-    auto* ins = graph.mutable_input();
-    for (const auto& i : *ins)
-      if (inits.count(i.name())) ir3_initializer_inputs_.insert(i.name());
-    ins->erase(std::remove_if(ins->begin(), ins->end(),
-                              [&](const onnx::ValueInfoProto& i) { return inits.count(i.name()) != 0; }),
-               ins->end());
-    model.set_ir_version(4);
-  }
-
-  // An initializer without elements (Resize's empty roi, as exporters write it) becomes the
-  // Constant node other exporters write for it: the language has no tensors without elements,
-  // and such a Constant stays an opaque node, written back verbatim. (As an overridable input
-  // it is refused with the input.)
-  {
-    std::unordered_set<std::string> input_names;
-    for (const auto& i : graph.input()) input_names.insert(i.name());
-    auto* inits = graph.mutable_initializer();
-    for (int i = 0; i < inits->size();) {
-      const onnx::TensorProto& t = inits->Get(i);
-      const bool empty = std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d == 0; });
-      if (!empty || input_names.count(t.name())) {
-        ++i;
-        continue;
-      }
-      onnx::NodeProto* c = graph.add_node();
-      c->set_op_type("Constant");
-      c->set_name(t.name());
-      c->add_output(t.name());
-      onnx::AttributeProto* a = c->add_attribute();
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      *a->mutable_t() = t;
-      inits->DeleteSubrange(i, 1);
-    }
-  }
+  if (ir_version < 4) take_ir3_initializers_as_constants(model);
+  empty_initializers_to_constants(graph);
 
   load_inputs(graph, opts);
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model

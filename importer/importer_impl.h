@@ -57,6 +57,8 @@ class Importer {
 
  private:
   void load_initializers(onnx::GraphProto& graph, const ImportOptions& opts);
+  void take_ir3_initializers_as_constants(onnx::ModelProto& model);
+  static void empty_initializers_to_constants(onnx::GraphProto& graph);
   void load_inputs(onnx::GraphProto& graph, const ImportOptions& opts);
   void collect_value_types(const onnx::GraphProto& graph);
   void check_names(const onnx::GraphProto& graph) const;

@@ -303,12 +303,9 @@ ir::NodeId legacy_broadcast_operand(Importer& im, const onnx::NodeProto& n, ir::
   if (axis < 0 || axis + rb > ra) cannot("broadcast axis out of range");
   // b's dimensions match a's from the axis on; 1s only at b's ends (a 1 inside facing a larger
   // dimension is not legacy broadcasting, and the exporter could not write it back).
-  int64_t lead = 0, end = rb;
-  while (lead < end && bs[static_cast<size_t>(lead)] == 1) ++lead;
-  while (end > lead && bs[static_cast<size_t>(end - 1)] == 1) --end;
-  for (int64_t d = lead; d < end; ++d)
-    if (bs[static_cast<size_t>(d)] != as[static_cast<size_t>(axis + d)])
-      cannot("broadcast=1: b's dimensions do not match a's from the axis");
+  const auto [lead, end] = inner_dims(bs);
+  for (size_t d = lead; d < end; ++d)
+    if (bs[d] != as[static_cast<size_t>(axis) + d]) cannot("broadcast=1: b's dimensions do not match a's from the axis");
   if (axis == ra - rb) return b;  // numpy's alignment
   Shape aligned(static_cast<size_t>(ra), 1);
   for (int64_t d = 0; d < rb; ++d) aligned[static_cast<size_t>(axis + d)] = bs[static_cast<size_t>(d)];

@@ -318,6 +318,13 @@ std::string ValueType::str() const {
   return "?";
 }
 
+std::pair<size_t, size_t> inner_dims(const Shape& s) {
+  size_t lead = 0, end = s.size();
+  while (lead < end && s[lead] == 1) ++lead;
+  while (end > lead && s[end - 1] == 1) --end;
+  return {lead, end};
+}
+
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,10 @@ std::optional<int64_t> window_out(int64_t in, int64_t k, int64_t stride, int64_t
 
 /// Numpy broadcast of two shapes; nullopt if incompatible.
 std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+/// [lead, end): the dimensions of s without its leading and trailing 1s. Before opset 7 ONNX
+/// broadcast b onto a with b's dimensions placed on a's from an axis on (legacy broadcasting):
+/// the importer reads it and the exporter writes it with this part of b only.
+std::pair<size_t, size_t> inner_dims(const Shape& s);
 
 /// Opaque identifier: "k|f32[1,3]|i64[2]" -> node index k and output types.
 struct OpaqueId {

@@ -16,6 +16,14 @@
 namespace tensat {
 namespace {
 
+// The last node of this op type, or null.
+const onnx::NodeProto* last_node(const onnx::ModelProto& m, const std::string& op_type) {
+  const onnx::NodeProto* found = nullptr;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == op_type) found = &n;
+  return found;
+}
+
 std::vector<std::string> op_types(const onnx::ModelProto& m) {
   std::vector<std::string> v;
   for (const auto& n : m.graph().node()) v.push_back(n.op_type());
@@ -174,9 +182,7 @@ g (float[3,6,1,1] a, float[3,6,3,3] b) => (y) {
     ExportStats st;
     auto m = export_model(g, r.weights, r.ctx, {}, &st);
     EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
-    const onnx::NodeProto* pad = nullptr;
-    for (const auto& n : m.graph().node())
-      if (n.op_type() == "Pad") pad = &n;
+    const onnx::NodeProto* pad = last_node(m, "Pad");
     ASSERT_NE(pad, nullptr) << "opset " << opset;
     const std::vector<int64_t> want = {0, 0, 1, 1, 0, 0, 1, 1};
     if (opset < 11) {
@@ -210,9 +216,7 @@ g (float[1,4,2,2] x, float[4] b) => (y) {
   ExportStats st;
   auto m = export_model(r.graph, r.weights, r.ctx, {}, &st);
   EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
-  const onnx::NodeProto* add = nullptr;
-  for (const auto& n : m.graph().node())
-    if (n.op_type() == "Add") add = &n;
+  const onnx::NodeProto* add = last_node(m, "Add");
   ASSERT_NE(add, nullptr);
   std::map<std::string, int64_t> attrs;
   for (const auto& a : add->attribute()) attrs[a.name()] = a.i();
@@ -258,9 +262,7 @@ g (float[1,4] x, float[4] b) => (y) {
   ExportStats st;
   auto m = export_model(g, r.weights, r.ctx, {}, &st);
   EXPECT_TRUE(st.checker_ran) << st.checker_skipped_reason;
-  const onnx::NodeProto* add = nullptr;
-  for (const auto& n : m.graph().node())
-    if (n.op_type() == "Add") add = &n;
+  const onnx::NodeProto* add = last_node(m, "Add");
   ASSERT_NE(add, nullptr);
   ASSERT_EQ(add->input_size(), 2);
   EXPECT_EQ(add->input(0), "x");
