@@ -555,6 +555,40 @@ WeightData slice(const Node& n) {
   return w;
 }
 
+// Transpose of any element type (PyTorch's exports reverse pad lists with one, in int64).
+WeightData transpose(const Node& n) {
+  const WeightData& x = n.value(0);
+  const Shape& xs = x.type.shape;
+  const size_t r = xs.size();
+  std::vector<int64_t> perm = n.attr_ints("perm").value_or(std::vector<int64_t>{});
+  if (perm.empty())
+    for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  if (perm.size() != r) skip("perm does not list every axis");
+  std::vector<bool> seen(r, false);
+  Shape out(r);
+  for (size_t d = 0; d < r; ++d) {
+    if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(r) || seen[static_cast<size_t>(perm[d])])
+      skip("perm is not a permutation");
+    seen[static_cast<size_t>(perm[d])] = true;
+    out[d] = xs[static_cast<size_t>(perm[d])];
+  }
+  WeightData w = make(x.type.dtype, out);
+  const size_t es = dtype_size(x.type.dtype);
+  const std::vector<int64_t> xst = strides_of(xs);
+  const int64_t cnt = num_elements(out);
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < cnt; ++k) {
+    int64_t src = 0;
+    for (size_t d = 0; d < r; ++d) src += idx[d] * xst[static_cast<size_t>(perm[d])];
+    std::memcpy(w.bytes.data() + static_cast<size_t>(k) * es, x.bytes.data() + static_cast<size_t>(src) * es, es);
+    for (size_t d = r; d-- > 0;) {
+      if (++idx[d] < out[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return w;
+}
+
 WeightData expand(const Node& n) {
   const WeightData& x = n.value(0);
   Shape target = ints(n.value(1), "shape");
@@ -719,6 +753,7 @@ const std::unordered_map<std::string, EvalFn>& table() {
       {"Concat", [](const Node& n, const onnx::NodeProto&) { return concat(n); }},
       {"Gather", [](const Node& n, const onnx::NodeProto&) { return gather(n); }},
       {"Slice", [](const Node& n, const onnx::NodeProto&) { return slice(n); }},
+      {"Transpose", [](const Node& n, const onnx::NodeProto&) { return transpose(n); }},
       {"Expand", [](const Node& n, const onnx::NodeProto&) { return expand(n); }},
       {"ConstantOfShape", [](const Node& n, const onnx::NodeProto&) { return constant_of_shape(n); }},
       {"Range", [](const Node& n, const onnx::NodeProto&) { return range(n); }},

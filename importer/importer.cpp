@@ -16,6 +16,7 @@
 #include <queue>
 
 #include "importer/const_fold.h"
+#include "importer/shape_fallback.h"
 #include "importer/cse.h"
 #include "importer/dce.h"
 #include "importer/importer_impl.h"
@@ -402,19 +403,29 @@ void Importer::infer_shapes(onnx::ModelProto& model) {
 void Importer::simplify(onnx::ModelProto& model) {
   // Constant folding and shape inference feed each other: a folded Reshape target or Slice
   // bound lets shape inference type the node's output, whose Shape then folds in the next
-  // round. libonnx 1.12's data propagation (enabled) covers part of the chains itself.
+  // round. libonnx 1.12's data propagation (enabled) covers part of the chains itself; where a
+  // block's shapes come from the block before it, each block takes a round (PyTorch's Swin-T:
+  // 17). Every round but the last folds a node or types a value, so this ends; the cap only
+  // bounds the time.
   onnx::GraphProto& graph = *model.mutable_graph();
-  constexpr int kMaxRounds = 8;
-  for (int round = 0; round < kMaxRounds; ++round) {
+  constexpr int kMaxRounds = 1000;
+  int round = 0;
+  for (; round < kMaxRounds; ++round) {
     infer_shapes(model);
     std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
     for (const auto& vi : graph.value_info())
       if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
     int folded = fold_constants(graph, out_.ctx.default_opset, types, source_);
     out_.stats.folded_nodes += folded;
-    if (folded == 0) break;
-    if (round + 1 == kMaxRounds) infer_shapes(model);
+    // What libonnx 1.12 cannot type (shape_fallback.h), typed here, lets the next round go on.
+    const int typed = infer_missing_types(graph);
+    if (folded == 0 && typed == 0) break;
+    if (round + 1 == kMaxRounds) {
+      spdlog::warn("{}: constant folding still folding after {} rounds; stopped there", source_, kMaxRounds);
+      infer_shapes(model);
+    }
   }
+  spdlog::debug("{}: constant folding and shape inference: {} rounds", source_, round + 1);
   out_.stats.cse_merged = eliminate_common_subexpressions(graph);
   out_.stats.dead_nodes = eliminate_dead_code(graph);
   if (out_.stats.folded_nodes || out_.stats.cse_merged || out_.stats.dead_nodes)

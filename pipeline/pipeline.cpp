@@ -104,6 +104,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.times["import"] = t.seconds();
   rep.ops_before = imp.stats.onnx_op_counts;
   rep.opaque_nodes = imp.stats.opaque_nodes;
+  rep.opaque_reasons = imp.stats.opaque_reasons;
 
   // ---- rules and cost model ---------------------------------------------------------------
   std::vector<Rewrite> rules;

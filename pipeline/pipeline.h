@@ -71,6 +71,7 @@ struct PipelineReport {
   std::map<std::string, int> ops_before, ops_after;
   MeasureResult measure;                      ///< both models timed on the GPU (measure.ok)
   int opaque_nodes = 0;
+  std::map<std::string, int> opaque_reasons;  ///< "OpType: why it was kept as written" -> nodes
   std::string rule_summary;                   ///< per-rule table (matches, applied)
   nlohmann::json rule_stats;                  ///< per rule: matches, applied
   bool written = false;
@@ -78,6 +79,8 @@ struct PipelineReport {
   nlohmann::json to_json() const;
   /// onnxsim-style table on stderr.
   void print(FILE* out) const;
+  /// The opaque nodes' line of print(): how many, and the most frequent reasons.
+  void print_opaque(FILE* out) const;
 
  private:
   nlohmann::json fallback_json() const;

@@ -1,9 +1,12 @@
 // PipelineReport: the JSON report (--report) and the human table on stderr.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pipeline/pipeline.h"
 
@@ -100,6 +103,7 @@ nlohmann::json PipelineReport::to_json() const {
   j["ops_before"] = ops_before;
   j["ops_after"] = ops_after;
   j["opaque_nodes"] = opaque_nodes;
+  j["opaque_reasons"] = opaque_reasons;
   j["rules_fired"] = rule_stats.is_null() ? nlohmann::json::object() : rule_stats;
   if (measure.ok) {
     j["measured"] = {{"device", measure.device},
@@ -170,6 +174,21 @@ void PipelineReport::print_fallback(FILE* out) const {
                  fallback.comparison_robust ? "holds" : "WOULD REVERSE", kFallbackSpread);
 }
 
+void PipelineReport::print_opaque(FILE* out) const {
+  if (opaque_nodes == 0) return;
+  // The most frequent reasons first: what keeps most of the model out of the optimizer.
+  std::vector<std::pair<int, std::string>> by_count;
+  for (const auto& [why, n] : opaque_reasons) by_count.emplace_back(-n, why);
+  std::sort(by_count.begin(), by_count.end());
+  std::string shown;
+  constexpr size_t kShown = 4;
+  for (size_t i = 0; i < by_count.size() && i < kShown; ++i)
+    shown += (i ? "; " : "") + by_count[i].second + " (" + std::to_string(-by_count[i].first) + ")";
+  if (by_count.size() > kShown) shown += "; " + std::to_string(by_count.size() - kShown) + " more in opaque_reasons";
+  std::fprintf(out, "opaque: %d node%s kept as written (not rewritten, executed as they are): %s\n", opaque_nodes,
+               opaque_nodes == 1 ? "" : "s", shown.c_str());
+}
+
 void PipelineReport::print(FILE* out) const {
   std::set<std::string> ops;
   for (auto& [k, v] : ops_before) ops.insert(k);
@@ -207,6 +226,7 @@ void PipelineReport::print(FILE* out) const {
     std::fprintf(out, "not measured: %s\n", measure.error.c_str());
   }
   if (kept_original) std::fprintf(out, "%s\n", kept_reason.c_str());
+  print_opaque(out);
   std::fprintf(out, "e-graph: %zu e-nodes, %zu e-classes, %zu iterations, stop: %s, %zu filtered by the cycle filter\n",
                egraph.nodes, egraph.classes, egraph.iterations, egraph.stop_reason.c_str(), egraph.filtered);
   std::fprintf(out, "extraction: %s, %s", extraction.method.c_str(), extraction.status.c_str());

@@ -40,11 +40,9 @@ struct Prepared {
 
 // Finds the comparison points and the opaque nodes of one imported model; the nodes that
 // need provided values are decided later, for both models together (provide_boundaries).
-// `known`: the opaque nodes (by first output) whose inputs are comparison points; null: all.
-// The exporter may add opaque nodes of its own (a Pad enlarging a computed kernel, below
-// opset 11 too): they are computed like the others, but the original has nothing to compare
-// their inputs with.
-Prepared prepare(const ImportResult& m, const std::set<std::string>* known = nullptr) {
+// `known`: the opaque nodes (by first output) of the other model: only those shared by both
+// have their inputs as comparison points.
+Prepared prepare(const ImportResult& m, const std::set<std::string>& known) {
   Prepared p;
   p.graph = m.graph;
   p.ops = describe_opaque_ops(m.ctx);
@@ -62,7 +60,7 @@ Prepared prepare(const ImportResult& m, const std::set<std::string>* known = nul
       const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
       std::string name = first_output(on);
       p.opaque++;
-      for (size_t c = 1; c < nd.children.size() && (!known || known->count(name)); ++c) {
+      for (size_t c = 1; c < nd.children.size() && known.count(name); ++c) {
         const ValueType& t = g.type(nd.children[c]);
         if (t.kind == Kind::Tensor && t.tensor.dtype == DType::F32)
           points["opaque:" + name + "#" + std::to_string(c)] = nd.children[c];
@@ -116,6 +114,22 @@ void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, ui
   }
 }
 
+// Names the first comparison point only one of the two models has, for the failure message.
+std::string key_difference(const std::vector<Key>& a, const std::vector<Key>& b) {
+  const std::set<Key> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  auto describe = [](const Key& k) {
+    if (k.rfind("out:", 0) == 0) return "output '" + k.substr(4) + "'";
+    const std::string rest = k.substr(k.find(':') + 1);
+    const size_t hash = rest.rfind('#');
+    return "input " + rest.substr(hash + 1) + " of the opaque node writing '" + rest.substr(0, hash) + "'";
+  };
+  for (const Key& k : a)
+    if (!sb.count(k)) return describe(k) + " is only in the original";
+  for (const Key& k : b)
+    if (!sa.count(k)) return describe(k) + " is only in the optimized model";
+  return "the same points in another order";
+}
+
 exec::Inputs make_inputs(const ImportResult& m, uint64_t seed) {
   exec::Inputs in;
   for (const auto& n : m.graph.nodes()) {
@@ -144,9 +158,13 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
   const Stopwatch sw;
   VerifyResult r;
   r.method = std::string(executor_name(on));
-  std::set<std::string> original_opaque;
+  // An opaque node in only one of the two models has no counterpart to compare its inputs
+  // with: the exporter adds some (a Pad enlarging a computed kernel), and the weight folding
+  // can leave an original one with only constant inputs, which the re-import folds away.
+  std::set<std::string> original_opaque, optimized_opaque;
   for (const auto& on : original.ctx.opaque) original_opaque.insert(first_output(on));
-  Prepared a = prepare(original), b = prepare(optimized, &original_opaque);
+  for (const auto& on : optimized.ctx.opaque) optimized_opaque.insert(first_output(on));
+  Prepared a = prepare(original, optimized_opaque), b = prepare(optimized, original_opaque);
   std::set<std::string> boundaries;
   for (;;) {  // until no provided value makes another node a boundary
     const size_t known = boundaries.size();
@@ -161,14 +179,21 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
   for (const auto& [name, id] : a.opaque_by_name)
     if (!boundaries.count(name)) r.opaque_computed++;
   if (a.keys != b.keys) {
-    r.failure = "the optimized model does not have the same outputs and opaque nodes as the original";
+    r.failure = "the optimized model does not have the same outputs and opaque nodes as the original (" +
+                key_difference(a.keys, b.keys) + ")";
     return r;
   }
-  // An opaque node only the optimized model has must be computed: a random value in its place
-  // would be compared with the original's real one.
+  // An opaque node only one model has must be computed: a random value in its place would be
+  // compared with the other model's real one.
   for (const auto& [name, id] : b.opaque_by_name)
     if (!original_opaque.count(name) && boundaries.count(name)) {
       r.failure = "the optimized model has an opaque node the executors cannot compute ('" + name + "')";
+      return r;
+    }
+  for (const auto& [name, id] : a.opaque_by_name)
+    if (!optimized_opaque.count(name) && boundaries.count(name)) {
+      r.failure = "the original model has an opaque node the executors cannot compute and the optimized model "
+                  "has not ('" + name + "')";
       return r;
     }
   if (a.keys.empty()) {

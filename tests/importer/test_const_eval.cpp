@@ -221,6 +221,37 @@ TEST(ConstEval, SliceClampsNegativeAndReverse) {
   EXPECT_EQ(ints_of(run(f)), (std::vector<int64_t>{8}));
 }
 
+// PyTorch's Swin export reverses its pad list with Reshape -> Slice(step -1) -> Transpose(perm
+// 1,0) -> Reshape, in int64: an unfolded Transpose left Pad without a static shape.
+TEST(ConstEval, TransposePermutesAnyElementType) {
+  auto c = node("Transpose", 1);
+  attr_ints(c, "perm", {1, 0});
+  value(c, i64({1, 2, 3, 4, 5, 6}, {3, 2}));
+  WeightData y = run(c);
+  EXPECT_EQ(y.type.shape, (Shape{2, 3}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{1, 3, 5, 2, 4, 6}));
+  auto d = node("Transpose", 1);  // no perm: the axes reversed
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  value(d, f32(x, {2, 3, 4}));
+  WeightData z = run(d);
+  ASSERT_EQ(z.type.shape, (Shape{4, 3, 2}));
+  std::vector<float> got(24);
+  std::memcpy(got.data(), z.bytes.data(), 96);
+  // z[i][j][k] = x[k][j][i] = 12k + 4j + i
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 2; ++k) EXPECT_EQ(got[static_cast<size_t>(i * 6 + j * 2 + k)], 12 * k + 4 * j + i);
+  auto e = node("Transpose", 1);  // a repeated axis
+  attr_ints(e, "perm", {1, 1});
+  value(e, i64({1, 2, 3, 4}, {2, 2}));
+  EXPECT_NE(refused(e).find("not a permutation"), std::string::npos);
+  auto f = node("Transpose", 1);
+  attr_ints(f, "perm", {0});
+  value(f, i64({1, 2, 3, 4}, {2, 2}));
+  EXPECT_NE(refused(f).find("every axis"), std::string::npos);
+}
+
 TEST(ConstEval, CastTruncatesAndRefusesWhatDoesNotFit) {
   auto c = node("Cast", 1);
   attr_i(c, "to", onnx::TensorProto::INT64);

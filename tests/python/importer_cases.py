@@ -314,6 +314,14 @@ def graph_cases():
         [N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Add", ["c", "bias"], ["y"])],
         [x, vi("w", [3, 6, 3, 3]), vi("bias", [3, 1, 1])], [y], [W("w", 3, 6, 3, 3), W("bias", 3, 1, 1)],
         opset=9, ir=3), check=ir3_check))
+    # The weight folding turns relu(w) into a weight; the opaque Unsqueeze after it is then
+    # folded away when the output is imported for verification. Verification failed ("not the
+    # same opaque nodes") on such models, PyTorch's Swin-T and MaxViT among them, before 2026-11-26.
+    out.append(Case("weight_only_chain_into_opaque_unsqueeze", model(
+        [N("Relu", ["wb"], ["rb"]), N("Unsqueeze", ["rb", "ax0"], ["ub"]),
+         N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Conv", ["x", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+         N("Add", ["c", "c2"], ["s"]), N("Add", ["s", "ub"], ["y"])],
+        [x], [y], [W("w", 3, 6, 3, 3), W("w2", 3, 6, 3, 3), W("wb", 3, 4, 4), I64("ax0", [0])]), opaque=True))
     out.append(Case("symbolic_dim_input_shape", model(
         [N("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), N("Relu", ["c"], ["y"])],
         [vi("x", ["N", 6, 4, 4])], [y], [W("w", 3, 6, 3, 3)]), flags=["--input-shape", "x:2x6x4x4"]))
@@ -336,6 +344,27 @@ def newer_cases():
     out.append(Case("opset18_ir10_reduce_opaque", model(
         [N("ReduceMean", ["x", "ax"], ["m"], keepdims=1), N("Sub", ["x", "m"], ["y"])],
         [x], [y], [I64("ax", [2, 3])], opset=18, ir=10), opaque=True))
+    # What libonnx 1.12 leaves untyped (importer/shape_fallback.h), as PyTorch exports it; each
+    # stopped the import with "cannot determine the type and static shape" before 2026-11-26.
+    q, k = vi("q", [1, 2, 3, 4]), vi("k", [1, 2, 5, 4])
+    out.append(Case("einsum_attention_scores_spaces", model(
+        [N("Einsum", ["q", "k"], ["e"], equation="b h i d, b h j d -> b h i j"), N("Softmax", ["e"], ["s"], axis=-1),
+         N("Relu", ["s"], ["y"])], [q, k], [y], opset=17), opaque=True))
+    out.append(Case("opset20_gelu_then_conv", model(
+        [N("Gelu", ["x"], ["g"], approximate="tanh"), N("Conv", ["g", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         N("Relu", ["c"], ["y"])], [x], [y], inits, opset=20, ir=10), opaque=True))
+    out.append(Case("opset18_pad_axes_then_conv", model(
+        [N("Pad", ["x", "p", "", "pax"], ["pd"]), N("Conv", ["pd", "w", "b"], ["c"]), N("Relu", ["c"], ["y"])],
+        [x], [y], inits + [I64("p", [1, 2, 1, 0]), I64("pax", [2, -1])], opset=18, ir=10), opaque=True))
+    # Swin's pads: F.pad's (W, H, ...) pairs reversed into ONNX order through Slice(step -1) and
+    # an int64 Transpose, which must fold.
+    out.append(Case("swin_pads_reversed_by_int64_transpose", model(
+        [N("Reshape", ["pl", "s2"], ["p2"]), N("Slice", ["p2", "st", "en", "ax0", "m1"], ["rev"]),
+         N("Transpose", ["rev"], ["tr"], perm=[1, 0]), N("Reshape", ["tr", "flat"], ["pads"]),
+         N("Pad", ["x", "pads"], ["pd"]), N("Conv", ["pd", "w", "b"], ["c"]), N("Relu", ["c"], ["y"])],
+        [x], [y], inits + [I64("pl", [1, 2, 2, 1, 0, 0, 0, 0]), I64("s2", [-1, 2]), I64("st", [-1]),
+                           I64("en", [-(2 ** 63)]), I64("ax0", [0]), I64("m1", [-1]), I64("flat", [-1])],
+        opset=17), opaque=True))
     return out
 
 
