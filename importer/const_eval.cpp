@@ -307,6 +307,37 @@ WeightData neg(const Node& n) {
 
 // Trilu: the upper (default) or lower triangle of the last two dimensions, from diagonal k
 // (optional input 1); the rest zero.
+// Ceil, Floor, Round (half to even), Sqrt: exact in IEEE arithmetic, so the folded value is
+// what ONNX Runtime computes; floats only (MobileViT computes its patch counts with Ceil).
+// Abs: any number type, refusing the one integer it cannot negate.
+WeightData unary(const Node& n, const std::string& op) {
+  const WeightData& a = n.value(0);
+  WeightData out = make(a.type.dtype, a.type.shape);
+  with_numeric(a.type.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_integral_v<T>) {
+      if (op != "Abs") skip(op + " of integers");
+      if (n.opset() < 6) skip("Abs of integers (opset < 6)");
+      for (size_t i = 0; i < a.count(); ++i) {
+        const T x = at<T>(a, i);
+        if (x == std::numeric_limits<T>::min()) skip("Abs of the smallest integer overflows");
+        put<T>(out, i, x < 0 ? static_cast<T>(-x) : x);
+      }
+    } else {
+      for (size_t i = 0; i < a.count(); ++i) {
+        const T x = at<T>(a, i);
+        const T r = op == "Ceil"    ? std::ceil(x)
+                    : op == "Floor" ? std::floor(x)
+                    : op == "Round" ? std::nearbyint(x)  // the default rounding mode: half to even
+                    : op == "Sqrt"  ? std::sqrt(x)
+                                    : std::fabs(x);
+        put<T>(out, i, r);
+      }
+    }
+  });
+  return out;
+}
+
 WeightData trilu(const Node& n) {
   const WeightData& x = n.value(0);
   const Shape& s = x.type.shape;
@@ -589,6 +620,73 @@ WeightData transpose(const Node& n) {
   return w;
 }
 
+// ReduceMax / ReduceMin of any number type, ReduceSum / ReduceProd of integers (a float sum
+// depends on the order of additions): exact, so the folded value is ONNX Runtime's. torchvision's
+// detection transform takes the largest image size with ReduceMax over a constant.
+WeightData reduce(const Node& n, const std::string& op) {
+  const WeightData& x = n.value(0);
+  const Shape& xs = x.type.shape;
+  const auto r = static_cast<int64_t>(xs.size());
+  // Axes became an input with opset 13 for ReduceSum, 18 for the others.
+  const std::optional<std::vector<int64_t>> given = n.axes(op == "ReduceSum" ? 13 : 18, 1);
+  const bool keep = n.attr_i("keepdims", 1) != 0;
+  std::vector<bool> reduced(xs.size(), false);
+  if (!given || given->empty()) {
+    if (given && n.attr_i("noop_with_empty_axes", 0) != 0) return x;
+    reduced.assign(xs.size(), true);
+  } else {
+    for (int64_t a : *given) {
+      const auto ua = static_cast<size_t>(norm_axis(a, r, "axis"));
+      if (reduced[ua]) skip("repeated axis");
+      reduced[ua] = true;
+    }
+  }
+  Shape out, kept;  // kept: the output with the reduced dimensions as 1
+  for (size_t d = 0; d < xs.size(); ++d) {
+    kept.push_back(reduced[d] ? 1 : xs[d]);
+    if (!reduced[d] || keep) out.push_back(reduced[d] ? 1 : xs[d]);
+  }
+  if (x.count() == 0) skip("reduction over no elements");
+  WeightData w = make(x.type.dtype, kept);
+  const std::vector<int64_t> kst = strides_of(kept);
+  with_numeric(x.type.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (!std::is_integral_v<T>) {
+      if (op == "ReduceSum" || op == "ReduceProd") skip(op + " of floats depends on the order of operations");
+    }
+    std::vector<bool> started(w.count(), false);
+    std::vector<int64_t> idx(xs.size(), 0);
+    for (size_t k = 0; k < x.count(); ++k) {
+      size_t o = 0;
+      for (size_t d = 0; d < xs.size(); ++d) o += static_cast<size_t>((reduced[d] ? 0 : idx[d]) * kst[d]);
+      const T v = at<T>(x, k);
+      if constexpr (!std::is_integral_v<T>) {
+        if (std::isnan(static_cast<double>(v))) skip("NaN operand");
+        // Which of +0 and -0 is the extreme depends on the order the runtime visits them.
+        if (started[o] && v == at<T>(w, o) &&
+            std::signbit(static_cast<double>(v)) != std::signbit(static_cast<double>(at<T>(w, o))))
+          skip("zeros of both signs");
+      }
+      if (!started[o]) {
+        put<T>(w, o, v);
+        started[o] = true;
+      } else {
+        const T acc = at<T>(w, o);
+        put<T>(w, o,
+               op == "ReduceMax"   ? std::max(acc, v)
+               : op == "ReduceMin" ? std::min(acc, v)
+               : op == "ReduceSum" ? wrap(acc, v, '+')
+                                   : wrap(acc, v, '*'));
+      }
+      for (size_t d = xs.size(); d-- > 0;) {
+        if (++idx[d] < xs[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+  return reshaped(w, out);
+}
+
 WeightData expand(const Node& n) {
   const WeightData& x = n.value(0);
   Shape target = ints(n.value(1), "shape");
@@ -766,6 +864,15 @@ const std::unordered_map<std::string, EvalFn>& table() {
       {"Max", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'M'); }},
       {"Min", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'm'); }},
       {"Neg", [](const Node& n, const onnx::NodeProto&) { return neg(n); }},
+      {"Abs", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Abs"); }},
+      {"ReduceMax", [](const Node& n, const onnx::NodeProto&) { return reduce(n, "ReduceMax"); }},
+      {"ReduceMin", [](const Node& n, const onnx::NodeProto&) { return reduce(n, "ReduceMin"); }},
+      {"ReduceSum", [](const Node& n, const onnx::NodeProto&) { return reduce(n, "ReduceSum"); }},
+      {"ReduceProd", [](const Node& n, const onnx::NodeProto&) { return reduce(n, "ReduceProd"); }},
+      {"Ceil", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Ceil"); }},
+      {"Floor", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Floor"); }},
+      {"Round", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Round"); }},
+      {"Sqrt", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Sqrt"); }},
       {"Equal", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Equal"); }},
       {"Less", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Less"); }},
       {"Greater", [](const Node& n, const onnx::NodeProto&) { return compare(n, "Greater"); }},
@@ -797,7 +904,7 @@ std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_
   if (it == table().end()) return fail("op type not evaluated");
   // An op used before its opset introduced it is not what the model means (runtimes refuse it).
   static const std::unordered_map<std::string, int64_t> kSince = {
-      {"Mod", 10}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14}, {"CastLike", 15}};
+      {"Mod", 10}, {"Round", 11}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14}, {"CastLike", 15}};
   if (auto s = kSince.find(n.op_type()); s != kSince.end() && opset < s->second)
     return fail(n.op_type() + " before opset " + std::to_string(s->second));
   if (n.output_size() != 1) return fail("not a single-output node");

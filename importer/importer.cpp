@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <queue>
+#include <set>
 
 #include "importer/const_fold.h"
 #include "importer/shape_fallback.h"
@@ -335,6 +336,11 @@ void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) 
       continue;
     }
     auto t = value_type(o);
+    static const std::set<std::string> kDataDependent = {"NonZero", "NonMaxSuppression", "Unique", "Compress"};
+    if (!t && kDataDependent.count(n.op_type()))
+      throw ImportError(where(n) + ": the shape of its output '" + o +
+                        "' depends on the input's values, and onnx-tensat needs static shapes; optimize the "
+                        "model without this part (e.g. a detector's post-processing: export its backbone and head)");
     if (!t)
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
                         "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");
@@ -400,6 +406,17 @@ void Importer::infer_shapes(onnx::ModelProto& model) {
   }
 }
 
+// A value_info without every dimension (one that shape inference wrote in an earlier round,
+// before a folded constant fixed the rest, or the exporter's symbolic one) goes before the next
+// round: libonnx 1.12 does not refine it (RAFT's Tile stayed [unk, 2, 16, 16] after its input
+// was folded to [1, 2, 16, 16]). Only static types are used.
+void Importer::drop_incomplete_value_info(onnx::GraphProto& graph) {
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (auto& vi : *graph.mutable_value_info())
+    if (!vi.type().has_tensor_type() || type_from_value_info(vi.type())) kept.Add()->Swap(&vi);
+  graph.mutable_value_info()->Swap(&kept);
+}
+
 void Importer::simplify(onnx::ModelProto& model) {
   // Constant folding and shape inference feed each other: a folded Reshape target or Slice
   // bound lets shape inference type the node's output, whose Shape then folds in the next
@@ -411,6 +428,7 @@ void Importer::simplify(onnx::ModelProto& model) {
   constexpr int kMaxRounds = 1000;
   int round = 0;
   for (; round < kMaxRounds; ++round) {
+    drop_incomplete_value_info(graph);
     infer_shapes(model);
     std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
     for (const auto& vi : graph.value_info())

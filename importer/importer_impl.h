@@ -65,6 +65,7 @@ class Importer {
   void infer_shapes(onnx::ModelProto& model);
   /// Constant folding (with shape inference, to a fixpoint), CSE and DCE on the ONNX graph.
   void simplify(onnx::ModelProto& model);
+  static void drop_incomplete_value_info(onnx::GraphProto& graph);
   std::vector<int> topo_order(const onnx::GraphProto& graph) const;
   void import_node(const onnx::NodeProto& n);
   void make_opaque(const onnx::NodeProto& n, const std::string& reason);

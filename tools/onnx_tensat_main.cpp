@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
                "write tensors of 1 KB or more to OUT.data beside the output (always done above 2 GB)")
       ->group(g4);
   int verbose = 0;
-  app.add_flag("-v,--verbose", verbose, "progress and more logging (repeat for debug)")->group(g4);
+  app.add_flag("-v,--verbose", verbose, "progress and more logging (-vv debug, -vvv trace)")->group(g4);
   app.add_flag("-q,--quiet", o.quiet, "print nothing but errors")->group(g4);
   app.set_version_flag("--version", std::string("onnx-tensat ") + TENSAT_VERSION);
   if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;

@@ -25,13 +25,14 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
   return std::nullopt;
 }
 
-/// Logs to stderr as "level: message": warnings and errors; with -v info, with -vv debug;
-/// quiet: errors only.
+/// Logs to stderr as "level: message": warnings and errors; with -v info, with -vv debug, with
+/// -vvv trace (e.g. why each constant node was not folded); quiet: errors only.
 inline void use_tool_logger(const std::string& name, int verbose, bool quiet = false) {
   auto logger = spdlog::stderr_color_mt(name);
   logger->set_pattern("%^%l%$: %v");
   spdlog::set_default_logger(logger);
   spdlog::set_level(quiet            ? spdlog::level::err
+                    : verbose >= 3   ? spdlog::level::trace
                     : verbose >= 2   ? spdlog::level::debug
                     : verbose == 1   ? spdlog::level::info
                                      : spdlog::level::warn);

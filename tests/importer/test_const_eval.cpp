@@ -252,6 +252,93 @@ TEST(ConstEval, TransposePermutesAnyElementType) {
   EXPECT_NE(refused(f).find("every axis"), std::string::npos);
 }
 
+// MobileViT's patch counts: Mul(Ceil(size / patch), patch) in float, then Cast.
+TEST(ConstEval, RoundingSqrtAndAbs) {
+  auto floats = [](const WeightData& w) {
+    std::vector<float> v(w.count());
+    std::memcpy(v.data(), w.bytes.data(), v.size() * 4);
+    return v;
+  };
+  const std::vector<float> x{-2.5f, -0.5f, 0.5f, 1.5f, 2.5f, 2.7f};
+  auto c = node("Ceil", 1);
+  value(c, f32(x, {6}));
+  EXPECT_EQ(floats(run(c)), (std::vector<float>{-2, -0.0f, 1, 2, 3, 3}));
+  auto f = node("Floor", 1);
+  value(f, f32(x, {6}));
+  EXPECT_EQ(floats(run(f)), (std::vector<float>{-3, -1, 0, 1, 2, 2}));
+  auto r = node("Round", 1);  // half to even
+  value(r, f32(x, {6}));
+  EXPECT_EQ(floats(run(r)), (std::vector<float>{-2, -0.0f, 0, 2, 2, 3}));
+  auto q = node("Sqrt", 1);
+  value(q, f32({4, 2, 0}, {3}));
+  EXPECT_EQ(floats(run(q)), (std::vector<float>{2, std::sqrt(2.0f), 0}));
+  auto a = node("Abs", 1);
+  value(a, vec({-3, 0, 7}));
+  EXPECT_EQ(ints_of(run(a)), (std::vector<int64_t>{3, 0, 7}));
+  auto m = node("Abs", 1);
+  value(m, vec({std::numeric_limits<int64_t>::min()}));
+  EXPECT_NE(refused(m).find("overflows"), std::string::npos);
+  auto ci = node("Ceil", 1);
+  value(ci, vec({1}));
+  EXPECT_NE(refused(ci).find("of integers"), std::string::npos);
+  auto r10 = node("Round", 1);  // Round came with opset 11
+  r10.opset = 10;
+  value(r10, f32({0.5f}, {1}));
+  EXPECT_NE(refused(r10).find("before opset 11"), std::string::npos);
+}
+
+// torchvision's detection transform: the largest image size by ReduceMax over a constant.
+TEST(ConstEval, ReductionsThatAreExact) {
+  auto m = node("ReduceMax", 1);  // opset 13: axes attribute
+  attr_ints(m, "axes", {1});
+  attr_i(m, "keepdims", 0);
+  value(m, i64({3, 9, 4, 1, 5, 2}, {2, 3}));
+  WeightData y = run(m);
+  EXPECT_EQ(y.type.shape, (Shape{2}));
+  EXPECT_EQ(ints_of(y), (std::vector<int64_t>{9, 5}));
+  auto k = node("ReduceMin", 1);  // no axes: all, keepdims
+  value(k, i64({3, 9, 4, 1, 5, 2}, {2, 3}));
+  WeightData z = run(k);
+  EXPECT_EQ(z.type.shape, (Shape{1, 1}));
+  EXPECT_EQ(ints_of(z), (std::vector<int64_t>{1}));
+  auto a = node("ReduceMax", 2);  // opset 18: axes input, negative
+  a.opset = 18;
+  value(a, i64({3, 9, 4, 1, 5, 2}, {2, 3}));
+  value(a, vec({-2}));
+  WeightData c = run(a);
+  EXPECT_EQ(c.type.shape, (Shape{1, 3}));
+  EXPECT_EQ(ints_of(c), (std::vector<int64_t>{3, 9, 4}));
+  auto s = node("ReduceSum", 2);  // opset 13: axes input
+  value(s, i64({3, 9, 4, 1, 5, 2}, {2, 3}));
+  value(s, vec({1}));
+  EXPECT_EQ(ints_of(run(s)), (std::vector<int64_t>{16, 8}));
+  auto e = node("ReduceSum", 2);  // empty axes with noop_with_empty_axes: the input
+  value(e, i64({3, 9}, {2}));
+  value(e, vec({}));
+  attr_i(e, "noop_with_empty_axes", 1);
+  EXPECT_EQ(ints_of(run(e)), (std::vector<int64_t>{3, 9}));
+  auto p = node("ReduceProd", 1);
+  value(p, vec({2, 3, 4}));
+  EXPECT_EQ(ints_of(run(p)), (std::vector<int64_t>{24}));
+  auto fm = node("ReduceMax", 1);
+  value(fm, f32({-1.5f, 2.5f, 0.0f}, {3}));
+  WeightData fy = run(fm);
+  float got = 0;
+  std::memcpy(&got, fy.bytes.data(), 4);
+  EXPECT_EQ(got, 2.5f);
+  // Refused: a float sum (order-dependent), zeros of both signs, a repeated axis.
+  auto fs = node("ReduceSum", 1);
+  value(fs, f32({0.1f, 0.2f}, {2}));
+  EXPECT_NE(refused(fs).find("order of operations"), std::string::npos);
+  auto z2 = node("ReduceMax", 1);
+  value(z2, f32({0.0f, -0.0f}, {2}));
+  EXPECT_NE(refused(z2).find("zeros of both signs"), std::string::npos);
+  auto rep = node("ReduceMin", 1);
+  attr_ints(rep, "axes", {0, -2});
+  value(rep, i64({1, 2, 3, 4}, {2, 2}));
+  EXPECT_NE(refused(rep).find("repeated axis"), std::string::npos);
+}
+
 TEST(ConstEval, CastTruncatesAndRefusesWhatDoesNotFit) {
   auto c = node("Cast", 1);
   attr_i(c, "to", onnx::TensorProto::INT64);

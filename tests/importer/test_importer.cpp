@@ -306,6 +306,14 @@ TEST(ImportSplit, OneOutputIsIdentity) {
   EXPECT_EQ(root_term(r), "(input x@2_6)");
 }
 
+// A detector's post-processing: the output shape depends on the values, which the message says.
+TEST(ImportOpaque, DataDependentShapeIsRefusedWithTheReason) {
+  std::string err = import_error(M("(float[2,6] x) => (y)", {}, "y = NonZero (x)"));
+  EXPECT_NE(err.find("node 'y' (NonZero): the shape of its output 'y' depends on the input's values"),
+            std::string::npos)
+      << err;
+}
+
 TEST(ImportSplit, NonConstantSizesWithUnknownShapesAreRefused) {
   // Opaque, but ONNX shape inference cannot know the output shapes: an honest ImportError.
   std::string err = import_error(M("(float[2,6] x, int64[2] s) => (a, b)", {}, "a, b = Split <axis=1> (x, s)"));

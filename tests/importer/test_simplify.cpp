@@ -59,6 +59,21 @@ TEST(ImportSimplify, ShapeChainsThroughManyBlocksAllFold) {
   EXPECT_EQ(root_term(r), want);
 }
 
+// RAFT's coordinate grid: Expand's shape comes from ConstantOfShape, which libonnx 1.12 does
+// not propagate, so the first round types Expand and Tile as [unk, 2, 2, 2]. After Expand is
+// folded, the next round must type Tile [1, 2, 2, 2]: the stale partial type is dropped first.
+TEST(ImportSimplify, PartialTypesOfAnEarlierRoundAreRefined) {
+  auto r = imp(M("(float[1,2,2,2] x) => (y)",
+                 {I("four", {4}), I("reps", {1, 1, 1, 1})},
+                 "d = Constant <value = float[1,2,2,2] {1, 2, 3, 4, 5, 6, 7, 8}> ()\n"
+                 "s = ConstantOfShape <value = int64[1] {1}> (four)\n"
+                 "e = Expand (d, s)\n"
+                 "t = Tile (e, reps)\n"
+                 "y = Add (x, t)"));
+  EXPECT_EQ(r.graph.type(r.graph.outputs()[0]).tensor.shape, (Shape{1, 2, 2, 2}));
+  EXPECT_EQ(r.stats.opaque_nodes, 1);  // the Tile
+}
+
 TEST(ImportSimplify, SliceBoundsFromShapesBecomeSplits) {
   // x[:, : x.size(1) // 2] and x[:, x.size(1) // 2 :], PyTorch's chunk(2, 1)
   auto r = imp(M("(float[1,6,2,2] x) => (a, b)", {},
