@@ -155,7 +155,12 @@ std::optional<std::vector<int64_t>> einsum_dims(const std::string& equation, con
 
 std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto* t) {
   if (!t) return std::nullopt;
-  auto w = tensor_data(*t, "shape fallback");
+  std::optional<WeightData> w;
+  try {
+    w = tensor_data(*t, t->name());
+  } catch (const std::exception&) {
+    return std::nullopt;  // malformed: left untyped, and the import names the node
+  }
   if (!w || (w->type.dtype != DType::I64 && w->type.dtype != DType::I32)) return std::nullopt;
   std::vector<int64_t> v(w->count());
   for (size_t i = 0; i < v.size(); ++i) {
