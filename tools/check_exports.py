@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Runs onnx-tensat over a folder of exported models (tools/export_zoo.py) and checks each
+output against its input under ONNX Runtime on random inputs (tests/python/tensat_testlib.py:
+same input and output names, values within its tolerance).
+
+usage: check_exports.py TOOL DIR [--only SUBSTR] [-- EXTRA TOOL FLAGS]
+  e.g. check_exports.py build/tools/onnx-tensat /tmp/zoo
+       check_exports.py build/tools/onnx-tensat /tmp/zoo -- --k-multi 2
+
+Prints one row per model: the tool's exit status and wall time, the predicted speedup, the
+extraction status, e-nodes, opaque nodes, and ONNX Runtime's verdict; refusals (exit 2) with
+their message. Exit 1 if any model failed: an internal error (exit 1), a failed verification
+(exit 3), a timeout, or outputs that differ under ONNX Runtime; refusals are listed, not failed.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
+import tensat_testlib as tl  # noqa: E402
+
+
+def check(tool, src, tmp, extra):
+    base = os.path.join(tmp, os.path.basename(src)[:-5])
+    out, rep = base + ".opt.onnx", base + ".json"
+    t0 = time.time()
+    try:
+        p = tl.run_tool(tool, src, out, "--report", rep, *extra, timeout=1800)
+    except Exception as e:  # noqa: BLE001 - a timeout is a failure of this model
+        return "FAIL", f"{type(e).__name__}", {}
+    row = {"exit": p.returncode, "s": time.time() - t0}
+    if p.returncode != 0:
+        msg = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
+        return ("refused" if p.returncode == 2 else "FAIL"), msg, row
+    r = json.load(open(rep))
+    row.update(speedup=r["speedup_pct"], status=r["extraction"]["status"], nodes=r["egraph"]["nodes"],
+               opaque=r["opaque_nodes"])
+    try:
+        feeds = tl.random_inputs(tl.session(out))
+        err = tl.compare_models(src, out, feeds)
+    except Exception as e:  # noqa: BLE001 - ONNX Runtime refusing the output is a failure
+        err = f"ONNX Runtime: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+    for f in (out, out + ".data"):
+        if os.path.exists(f):
+            os.remove(f)
+    return ("FAIL", err, row) if err else ("ok", "", row)
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        k = argv.index("--")
+        argv, extra = argv[:k], argv[k + 1:]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("dir")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args(argv)
+    models = sorted(f for f in glob.glob(os.path.join(a.dir, "*.onnx")) if not f.endswith(".opt.onnx")
+                    and a.only in os.path.basename(f))
+    counts = {"ok": 0, "refused": 0, "FAIL": 0}
+    print("| model | exit | time (s) | predicted speedup | extraction | e-nodes | opaque | ONNX Runtime |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for src in models:
+            verdict, msg, row = check(a.tool, src, tmp, extra)
+            counts[verdict] += 1
+            name = os.path.basename(src)[:-5]
+            if "speedup" in row:
+                print(f"| {name} | {row['exit']} | {row['s']:.1f} | {row['speedup']:.1f}% | {row['status']} | "
+                      f"{row['nodes']} | {row['opaque']} | {verdict} {msg} |", flush=True)
+            else:
+                print(f"| {name} | {row.get('exit', '-')} | {row.get('s', 0):.1f} | | | | | {verdict}: {msg} |",
+                      flush=True)
+    print(f"\n{len(models)} models: {counts['ok']} optimized and equal under ONNX Runtime, "
+          f"{counts['refused']} refused (exit 2), {counts['FAIL']} failed")
+    return 1 if counts["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
