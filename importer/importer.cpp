@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -341,6 +342,14 @@ void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) 
       throw ImportError(where(n) + ": the shape of its output '" + o +
                         "' depends on the input's values, and onnx-tensat needs static shapes; optimize the "
                         "model without this part (e.g. a detector's post-processing: export its backbone and head)");
+    // No schema at all: not an ONNX operator (a converter's leftover, e.g. tf2onnx's
+    // PartitionedCall), or one newer than libonnx 1.12's opset 17 that nothing here types.
+    if (!t && default_domain(n) &&
+        !onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(out_.ctx.default_opset), ""))
+      throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o + "': '" +
+                        n.op_type() +
+                        "' is not an ONNX operator that libonnx 1.12 knows (an invalid model, or an operator of an "
+                        "opset above 17)");
     if (!t)
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
                         "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");

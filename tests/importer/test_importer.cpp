@@ -314,6 +314,12 @@ TEST(ImportOpaque, DataDependentShapeIsRefusedWithTheReason) {
       << err;
 }
 
+// A converter's leftover that is no ONNX operator (tf2onnx's PartitionedCall) is named as such.
+TEST(ImportOpaque, UnknownOperatorIsNamed) {
+  std::string err = import_error(M("(float[2,6] x) => (y)", {}, "y = PartitionedCall (x)"));
+  EXPECT_NE(err.find("'PartitionedCall' is not an ONNX operator that libonnx 1.12 knows"), std::string::npos) << err;
+}
+
 TEST(ImportSplit, NonConstantSizesWithUnknownShapesAreRefused) {
   // Opaque, but ONNX shape inference cannot know the output shapes: an honest ImportError.
   std::string err = import_error(M("(float[2,6] x, int64[2] s) => (a, b)", {}, "a, b = Split <axis=1> (x, s)"));
