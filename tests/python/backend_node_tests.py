@@ -16,8 +16,13 @@ ONNX Runtime cannot run (opset 6 Add, Mul, BatchNormalization: it implements the
 (the importer's reading of the old semantics: legacy broadcasting, Sum) and from the tool's
 output.
 
-usage: backend_node_tests.py ONNX_TENSAT [--exec ONNX_TENSAT_EXEC] [--summary FILE.json] [--filter SUBSTR]
-                             [-- EXTRA TOOL FLAGS]
+With --constant-inputs, each node test's inputs become initializers holding the test's input
+values (the model files are left out): every node then has constant operands, so the importer's
+constant folding (importer/const_eval.h) computes whatever it covers, and its values must be
+ONNX Runtime's on the same model. The summary counts the cases whose nodes were all folded away.
+
+usage: backend_node_tests.py ONNX_TENSAT [--exec ONNX_TENSAT_EXEC] [--constant-inputs] [--summary FILE.json]
+                             [--filter SUBSTR] [-- EXTRA TOOL FLAGS]
   (e.g. `backend_node_tests.py build/tools/onnx-tensat-exec -- --convert` tests importer+exporter alone)
 """
 import argparse
@@ -95,6 +100,23 @@ def check_by_reference(binary, exec_bin, name, src, dst, inputs, expected, extra
     return name, "ok-reference", ""
 
 
+def with_constant_inputs(model, inputs):
+    """The node test's model with its graph inputs turned into initializers holding `inputs`;
+    None where that cannot be written (a sequence or optional input, IR < 4)."""
+    from onnx import numpy_helper
+
+    m = model.__class__()
+    m.CopyFrom(model)
+    if m.ir_version < 4 or len(m.graph.input) != len(inputs):
+        return None
+    for i, v in zip(m.graph.input, inputs):
+        if not i.type.HasField("tensor_type") or not hasattr(v, "dtype") or v.dtype == object:
+            return None
+        m.graph.initializer.append(numpy_helper.from_array(v, i.name))
+    del m.graph.input[:]
+    return m
+
+
 def run_case(args):
     binary, name, model_bytes, inputs, tmp, extra, exec_bin, expected = args
     src = os.path.join(tmp, name.replace("/", "_") + ".onnx")
@@ -132,6 +154,10 @@ def run_case(args):
         err = tl.compare(n, a, b)
         if err:
             return name, "fail", err
+    if not feeds:  # --constant-inputs: were the nodes folded away?
+        import onnx
+        if len(onnx.load(dst, load_external_data=False).graph.node) == 0:
+            return name, "ok-folded", ""
     return name, "ok", ""
 
 
@@ -179,6 +205,8 @@ def main():
     ap.add_argument("--summary")
     ap.add_argument("--filter", default="")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--constant-inputs", action="store_true",
+                    help="node tests only, with their inputs as initializers (tests constant folding)")
     ap.add_argument("--exec", dest="exec_bin",
                     help="onnx-tensat-exec: model files ONNX Runtime cannot run are checked on it against their stored outputs")
     argv = sys.argv[1:]
@@ -191,7 +219,7 @@ def main():
     import onnx.backend.test.case.node as node_cases
 
     cases = node_cases.collect_testcases(None)
-    counts = {"ok": 0, "ok-reference": 0, "refused": 0, "ort-skip": 0, "fail": 0}
+    counts = {"ok": 0, "ok-folded": 0, "ok-reference": 0, "refused": 0, "ort-skip": 0, "fail": 0}
     refusals = {}
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -200,9 +228,14 @@ def main():
             if a.filter not in c.name or not c.data_sets:
                 continue
             inputs, _ = c.data_sets[0]
+            if a.constant_inputs:
+                m = with_constant_inputs(c.model, list(inputs))
+                if m is not None:
+                    work.append((a.binary, c.name, m.SerializeToString(), [], tmp, extra, None, None))
+                continue
             work.append((a.binary, c.name, c.model.SerializeToString(), list(inputs), tmp, extra, None, None))
         data_cases = 0
-        for name, model, inputs, outputs in data_dir_cases(a.filter):
+        for name, model, inputs, outputs in ([] if a.constant_inputs else data_dir_cases(a.filter)):
             work.append((a.binary, name, model, inputs, tmp, extra, a.exec_bin, outputs))
             data_cases += 1
         with ProcessPoolExecutor(max_workers=a.jobs) as ex:
@@ -214,17 +247,20 @@ def main():
                 elif status == "refused":
                     key = msg.split(": error: ")[-1][:300]
                     refusals.setdefault(key, []).append(name)
-    runnable = counts["ok"] + counts["ok-reference"] + counts["refused"] + counts["fail"]
-    print(f"backend node tests and data models: {len(work)} cases ({data_cases} model files), "
+    runnable = counts["ok"] + counts["ok-folded"] + counts["ok-reference"] + counts["refused"] + counts["fail"]
+    mode = " (inputs as constants)" if a.constant_inputs else ""
+    print(f"backend node tests and data models{mode}: {len(work)} cases ({data_cases} model files), "
           f"{counts['ort-skip']} not runnable here, "
-          f"{runnable} runnable: {counts['ok']} optimized and equal under ONNX Runtime, "
+          f"{runnable} runnable: {counts['ok'] + counts['ok-folded']} optimized and equal under ONNX Runtime "
+          f"({counts['ok-folded']} of them folded to constants), "
           f"{counts['ok-reference']} equal to their stored outputs on the reference executor (ONNX Runtime cannot "
           f"run them), {counts['refused']} refused with exit 2, {counts['fail']} failed")
     if a.summary:
         with open(a.summary, "w") as f:
             json.dump({"counts": counts, "failures": failures,
                        "refusals": {k: v for k, v in sorted(refusals.items())}}, f, indent=1)
-    print(f"{counts['ok'] + counts['ok-reference'] + counts['refused']} passed, {counts['fail']} failed")
+    print(f"{counts['ok'] + counts['ok-folded'] + counts['ok-reference'] + counts['refused']} passed, "
+          f"{counts['fail']} failed")
     return 1 if counts["fail"] else 0
 
 
