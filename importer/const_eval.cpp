@@ -305,11 +305,18 @@ WeightData neg(const Node& n) {
   return out;
 }
 
-// Trilu: the upper (default) or lower triangle of the last two dimensions, from diagonal k
-// (optional input 1); the rest zero.
-// Ceil, Floor, Round (half to even), Sqrt: exact in IEEE arithmetic, so the folded value is
-// what ONNX Runtime computes; floats only (MobileViT computes its patch counts with Ceil).
-// Abs: any number type, refusing the one integer it cannot negate.
+// Round's half to even, whatever the floating-point rounding mode.
+template <class T>
+T round_half_even(T x) {
+  const T f = std::floor(x), d = x - f;
+  if (d < T(0.5)) return f;
+  if (d > T(0.5)) return f + T(1);
+  return std::fmod(f, T(2)) == T(0) ? f : f + T(1);
+}
+
+// Ceil, Floor, Round (half to even), Sqrt (correctly rounded): one IEEE result each, so the
+// folded value is what ONNX Runtime computes; floats only (MobileViT computes its patch counts
+// with Ceil). Abs: float and int32/int64, refusing the one integer it cannot negate.
 WeightData unary(const Node& n, const std::string& op) {
   const WeightData& a = n.value(0);
   WeightData out = make(a.type.dtype, a.type.shape);
@@ -328,7 +335,7 @@ WeightData unary(const Node& n, const std::string& op) {
         const T x = at<T>(a, i);
         const T r = op == "Ceil"    ? std::ceil(x)
                     : op == "Floor" ? std::floor(x)
-                    : op == "Round" ? std::nearbyint(x)  // the default rounding mode: half to even
+                    : op == "Round" ? round_half_even(x)
                     : op == "Sqrt"  ? std::sqrt(x)
                                     : std::fabs(x);
         put<T>(out, i, r);
@@ -338,6 +345,8 @@ WeightData unary(const Node& n, const std::string& op) {
   return out;
 }
 
+// Trilu: the upper (default) or lower triangle of the last two dimensions, from diagonal k
+// (optional input 1); the rest zero.
 WeightData trilu(const Node& n) {
   const WeightData& x = n.value(0);
   const Shape& s = x.type.shape;
@@ -591,8 +600,9 @@ WeightData transpose(const Node& n) {
   const WeightData& x = n.value(0);
   const Shape& xs = x.type.shape;
   const size_t r = xs.size();
-  std::vector<int64_t> perm = n.attr_ints("perm").value_or(std::vector<int64_t>{});
-  if (perm.empty())
+  const std::optional<std::vector<int64_t>> given = n.attr_ints("perm");
+  std::vector<int64_t> perm = given.value_or(std::vector<int64_t>{});
+  if (!given)
     for (size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
   if (perm.size() != r) skip("perm does not list every axis");
   std::vector<bool> seen(r, false);
@@ -628,11 +638,13 @@ WeightData reduce(const Node& n, const std::string& op) {
   const Shape& xs = x.type.shape;
   const auto r = static_cast<int64_t>(xs.size());
   // Axes became an input with opset 13 for ReduceSum, 18 for the others.
-  const std::optional<std::vector<int64_t>> given = n.axes(op == "ReduceSum" ? 13 : 18, 1);
+  const int64_t axes_input_opset = op == "ReduceSum" ? 13 : 18;
+  const std::optional<std::vector<int64_t>> given = n.axes(axes_input_opset, 1);
   const bool keep = n.attr_i("keepdims", 1) != 0;
   std::vector<bool> reduced(xs.size(), false);
   if (!given || given->empty()) {
-    if (given && n.attr_i("noop_with_empty_axes", 0) != 0) return x;
+    // With axes as an input, noop_with_empty_axes makes empty or absent axes the identity.
+    if (n.opset() >= axes_input_opset && n.attr_i("noop_with_empty_axes", 0) != 0) return x;
     reduced.assign(xs.size(), true);
   } else {
     for (int64_t a : *given) {

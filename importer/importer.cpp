@@ -350,6 +350,11 @@ void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) 
                         n.op_type() +
                         "' is not an ONNX operator that libonnx 1.12 knows (an invalid model, or an operator of an "
                         "opset above 17)");
+    if (!t && hidden_from_libonnx(n, out_.ctx.default_opset))
+      throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
+                        "': libonnx 1.12 has only the opset 17 shape rules for " + n.op_type() +
+                        ", and onnx-tensat's own do not cover this node; export the model at opset 17, or with "
+                        "value_info for its outputs");
     if (!t)
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
                         "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");
@@ -407,12 +412,21 @@ void Importer::infer_shapes(onnx::ModelProto& model) {
   // It runs while the initializers are still in the graph (it needs their shapes, and their
   // values for data propagation, e.g. a Reshape target), after the --input-shape overrides.
   // Errors here are not fatal: our own inference covers the lowered nodes.
+  // Nodes libonnx 1.12 would infer wrongly or crash on (shape_fallback.h) are hidden from it
+  // under another op type for the call; shape_fallback types what it can of them.
+  std::vector<std::pair<onnx::NodeProto*, std::string>> hidden;
+  for (int k : nodes_hidden_from_libonnx(model)) {
+    onnx::NodeProto* n = model.mutable_graph()->mutable_node(k);
+    hidden.emplace_back(n, n->op_type());
+    n->set_op_type("TensatHiddenFromLibonnx" + n->op_type());
+  }
   try {
     onnx::ShapeInferenceOptions sio{false, 0, true};
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), sio);
   } catch (const std::exception& e) {
     spdlog::warn("{}: ONNX shape inference failed ({}); continuing with declared shapes", source_, e.what());
   }
+  for (auto& [n, op] : hidden) n->set_op_type(op);
 }
 
 // A value_info without every dimension (one that shape inference wrote in an earlier round,
@@ -439,20 +453,22 @@ void Importer::simplify(onnx::ModelProto& model) {
   for (; round < kMaxRounds; ++round) {
     drop_incomplete_value_info(graph);
     infer_shapes(model);
+    // What libonnx 1.12 cannot type (shape_fallback.h), typed here before folding reads the
+    // types, and again after it: the next round goes on from there.
+    int typed = infer_missing_types(graph, out_.ctx.default_opset);
     std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
     for (const auto& vi : graph.value_info())
       if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
     int folded = fold_constants(graph, out_.ctx.default_opset, types, source_);
     out_.stats.folded_nodes += folded;
-    // What libonnx 1.12 cannot type (shape_fallback.h), typed here, lets the next round go on.
-    const int typed = infer_missing_types(graph);
+    typed += infer_missing_types(graph, out_.ctx.default_opset);
     if (folded == 0 && typed == 0) break;
     if (round + 1 == kMaxRounds) {
       spdlog::warn("{}: constant folding still folding after {} rounds; stopped there", source_, kMaxRounds);
       infer_shapes(model);
     }
   }
-  spdlog::debug("{}: constant folding and shape inference: {} rounds", source_, round + 1);
+  spdlog::debug("{}: constant folding and shape inference: {} rounds", source_, std::min(round + 1, kMaxRounds));
   out_.stats.cse_merged = eliminate_common_subexpressions(graph);
   out_.stats.dead_nodes = eliminate_dead_code(graph);
   if (out_.stats.folded_nodes || out_.stats.cse_merged || out_.stats.dead_nodes)

@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include <onnx/defs/schema.h>
 
 #include "importer/onnx_graph.h"
 #include "importer/tensor_proto.h"
@@ -193,8 +197,10 @@ std::optional<std::vector<int64_t>> pad_dims(const std::vector<int64_t>& in, con
     const auto ua = static_cast<size_t>(a);
     if (seen[ua]) return std::nullopt;
     seen[ua] = true;
-    out[ua] += pads[i] + pads[i + axes->size()];
-    if (out[ua] < 0) return std::nullopt;
+    int64_t grown = 0;
+    if (__builtin_add_overflow(pads[i], pads[i + axes->size()], &grown) ||
+        __builtin_add_overflow(out[ua], grown, &out[ua]) || out[ua] < 0)
+      return std::nullopt;  // a malformed file
   }
   return out;
 }
@@ -205,9 +211,206 @@ std::string string_attribute(const onnx::NodeProto& n, const std::string& name) 
   return {};
 }
 
+
+std::optional<int64_t> int_attribute(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return a.i();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+  return std::nullopt;
+}
+
+std::optional<size_t> axis_index(int64_t a, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (a < -r || a >= r) return std::nullopt;
+  return static_cast<size_t>(a < 0 ? a + r : a);
+}
+
+const std::set<std::string>& reduce_ops() {
+  static const std::set<std::string> ops = {"ReduceMax",  "ReduceMin",    "ReduceMean",      "ReduceProd",
+                                            "ReduceL1",   "ReduceL2",     "ReduceLogSum",    "ReduceLogSumExp",
+                                            "ReduceSumSquare", "ReduceSum"};
+  return ops;
+}
+
+// A reduction whose axes are its input 1 (ReduceSum from opset 13, the others from 18).
+std::optional<std::vector<int64_t>> reduce_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in,
+                                                const onnx::TensorProto* axes_init, bool axes_given) {
+  std::vector<bool> reduced(in.size(), false);
+  std::optional<std::vector<int64_t>> axes;
+  if (axes_given) {
+    axes = int_values(axes_init);
+    if (!axes) return std::nullopt;  // computed at run time
+  }
+  if (!axes || axes->empty()) {
+    if (int_attribute(n, "noop_with_empty_axes").value_or(0) != 0) return in;
+    reduced.assign(in.size(), true);
+  } else {
+    for (int64_t a : *axes) {
+      auto i = axis_index(a, in.size());
+      if (!i || reduced[*i]) return std::nullopt;
+      reduced[*i] = true;
+    }
+  }
+  const bool keep = int_attribute(n, "keepdims").value_or(1) != 0;
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!reduced[d] || keep) out.push_back(reduced[d] ? 1 : in[d]);
+  return out;
+}
+
+// Split-18: sizes from input 1, or num_outputs chunks (the last one smaller), or equal parts.
+std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in,
+                                                            const onnx::TensorProto* split_init, bool split_given) {
+  auto axis = axis_index(int_attribute(n, "axis").value_or(0), in.size());
+  if (!axis) return std::nullopt;
+  const int64_t dim = in[*axis];
+  const auto parts = static_cast<int64_t>(n.output_size());
+  std::vector<int64_t> sizes;
+  if (split_given) {
+    auto v = int_values(split_init);
+    if (!v || static_cast<int64_t>(v->size()) != parts) return std::nullopt;
+    int64_t sum = 0;
+    for (int64_t x : *v) {
+      if (x < 0) return std::nullopt;
+      sum += x;
+    }
+    if (sum != dim) return std::nullopt;
+    sizes = *v;
+  } else if (auto num = int_attribute(n, "num_outputs")) {
+    if (*num != parts || parts <= 0) return std::nullopt;
+    const int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t k = 0, left = dim; k < parts; ++k, left -= chunk) sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
+  } else {
+    if (parts <= 0 || dim % parts != 0) return std::nullopt;
+    sizes.assign(static_cast<size_t>(parts), dim / parts);
+  }
+  std::vector<std::vector<int64_t>> outs;
+  for (int64_t size : sizes) {
+    outs.push_back(in);
+    outs.back()[*axis] = size;
+  }
+  return outs;
+}
+
+// AveragePool-19 / LpPool-18 (dilations, ceil_mode): the output of an N-D pool. ceil_mode=1
+// is left untyped (runtimes differ on a last window that starts in the padding).
+std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in) {
+  auto kernel = ints_attribute(n, "kernel_shape");
+  if (!kernel || in.size() != kernel->size() + 2 || int_attribute(n, "ceil_mode").value_or(0) != 0) return std::nullopt;
+  const size_t sp = kernel->size();
+  const auto strides = ints_attribute(n, "strides").value_or(std::vector<int64_t>(sp, 1));
+  const auto dil = ints_attribute(n, "dilations").value_or(std::vector<int64_t>(sp, 1));
+  const auto pads = ints_attribute(n, "pads").value_or(std::vector<int64_t>(2 * sp, 0));
+  std::string auto_pad;
+  for (const auto& a : n.attribute())
+    if (a.name() == "auto_pad") auto_pad = a.s();
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return std::nullopt;
+  std::vector<int64_t> out(in.begin(), in.begin() + 2);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t k = (*kernel)[i], s = strides[i], d = dil[i], x = in[i + 2];
+    if (k <= 0 || s <= 0 || d <= 0) return std::nullopt;
+    const int64_t span = (k - 1) * d + 1;
+    int64_t o = 0;
+    if (auto_pad.empty() || auto_pad == "NOTSET") {
+      const int64_t padded = x + pads[i] + pads[i + sp];
+      if (padded < span) return std::nullopt;
+      o = (padded - span) / s + 1;
+    } else if (auto_pad == "VALID") {
+      if (x < span) return std::nullopt;
+      o = (x - span) / s + 1;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      o = (x + s - 1) / s;
+    } else {
+      return std::nullopt;
+    }
+    out.push_back(o);
+  }
+  return out;
+}
+
+// The output types of one node whose input types are known; nullopt if not covered.
+std::optional<std::vector<StaticType>> output_types(
+    const onnx::NodeProto& n, int64_t opset, const std::vector<StaticType>& in,
+    const std::function<const onnx::TensorProto*(const onnx::NodeProto&, int)>& constant) {
+  const std::string& op = n.op_type();
+  auto given = [&](int k) { return k < n.input_size() && !n.input(k).empty(); };
+  auto one = [&](std::optional<std::vector<int64_t>> d) -> std::optional<std::vector<StaticType>> {
+    if (!d) return std::nullopt;
+    return std::vector<StaticType>{StaticType{in[0].elem, *d}};
+  };
+  if (op == "Einsum") return one(einsum_dims(string_attribute(n, "equation"), in));
+  if (op == "Gelu" || op == "Mish") return std::vector<StaticType>{in[0]};
+  if (op == "Pad" && given(1)) {
+    auto pads = int_values(constant(n, 1));
+    std::optional<std::vector<int64_t>> axes;
+    if (given(3)) {
+      axes = int_values(constant(n, 3));
+      if (!axes) return std::nullopt;  // axes computed at run time
+    }
+    if (!pads) return std::nullopt;
+    return one(pad_dims(in[0].dims, *pads, axes));
+  }
+  if (reduce_ops().count(op) && opset >= (op == "ReduceSum" ? 13 : 18))
+    return one(reduce_dims(n, in[0].dims, constant(n, 1), given(1)));
+  if (op == "Split" && opset >= 18) {
+    auto parts = split_dims(n, in[0].dims, constant(n, 1), given(1));
+    if (!parts) return std::nullopt;
+    std::vector<StaticType> outs;
+    for (auto& d : *parts) outs.push_back(StaticType{in[0].elem, d});
+    return outs;
+  }
+  if ((op == "AveragePool" && opset >= 19) || (op == "LpPool" && opset >= 18)) return one(pool_dims(n, in[0].dims));
+  return std::nullopt;
+}
+
 }  // namespace
 
-int infer_missing_types(onnx::GraphProto& g) {
+std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {
+  std::unordered_map<std::string, int64_t> opsets;
+  for (const auto& o : m.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  const onnx::GraphProto& g = m.graph();
+  const int64_t opset = opsets.count("") ? opsets.at("") : 0;
+  std::unordered_set<std::string> typed;  // values with a static type before inference
+  for (const auto& i : g.input())
+    if (static_type(i.type())) typed.insert(i.name());
+  for (const auto& t : g.initializer()) typed.insert(t.name());
+  for (const auto& vi : g.value_info())
+    if (static_type(vi.type())) typed.insert(vi.name());
+  std::unordered_set<std::string> untyped;  // values libonnx cannot type in this pass
+  std::vector<int> hidden;
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& n = g.node(k);
+    const std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    const auto version = opsets.find(domain);
+    const bool schema = version != opsets.end() &&
+                        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version->second), domain);
+    bool reads_untyped = false;
+    for (const auto& in : n.input()) reads_untyped = reads_untyped || (!in.empty() && untyped.count(in));
+    const bool hide = hidden_from_libonnx(n, opset) || reads_untyped;
+    if (hide) hidden.push_back(k);
+    if (hide || !schema)
+      for (const auto& o : n.output())
+        if (!o.empty() && !typed.count(o)) untyped.insert(o);
+  }
+  return hidden;
+}
+
+bool hidden_from_libonnx(const onnx::NodeProto& n, int64_t opset) {
+  if (!default_domain(n)) return false;
+  const std::string& op = n.op_type();
+  if (reduce_ops().count(op) && op != "ReduceSum") return opset >= 18;
+  if (op == "Split" || op == "Pad" || op == "LpPool" || op == "Resize") return opset >= 18;
+  if (op == "AveragePool") return opset >= 19;
+  if (op == "GridSample" || op == "DFT") return opset >= 20;
+  return false;
+}
+
+int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
   std::unordered_map<std::string, StaticType> known;
   std::unordered_map<std::string, const onnx::TensorProto*> inits;
   std::unordered_map<std::string, int> value_info_at;
@@ -231,7 +434,10 @@ int infer_missing_types(onnx::GraphProto& g) {
 
   int typed = 0;
   for (const auto& n : g.node()) {
-    if (!default_domain(n) || n.output_size() != 1 || n.output(0).empty() || known.count(n.output(0))) continue;
+    if (!default_domain(n) || n.output_size() == 0) continue;
+    bool missing = false;
+    for (const auto& o : n.output()) missing = missing || (!o.empty() && !known.count(o));
+    if (!missing) continue;
     std::vector<StaticType> in;
     bool ready = true;
     for (int k = 0; k < n.input_size() && ready; ++k) {
@@ -241,36 +447,24 @@ int infer_missing_types(onnx::GraphProto& g) {
       if (ready) in.push_back(it->second);
     }
     if (!ready || in.empty()) continue;
-    std::optional<StaticType> out;
-    const std::string& op = n.op_type();
-    if (op == "Einsum") {
-      if (auto d = einsum_dims(string_attribute(n, "equation"), in)) out = StaticType{in[0].elem, *d};
-    } else if (op == "Gelu" || op == "Mish") {
-      out = in[0];
-    } else if (op == "Pad" && n.input_size() >= 2) {
-      auto pads = int_values(constant(n, 1));
-      std::optional<std::vector<int64_t>> axes;
-      if (n.input_size() >= 4 && !n.input(3).empty()) {
-        axes = int_values(constant(n, 3));
-        if (!axes) continue;  // axes computed at run time
+    const std::optional<std::vector<StaticType>> outs = output_types(n, opset, in, constant);
+    if (!outs || outs->size() != static_cast<size_t>(n.output_size())) continue;
+    for (int k = 0; k < n.output_size(); ++k) {
+      const std::string& name = n.output(k);
+      if (name.empty() || known.count(name)) continue;
+      auto at = value_info_at.find(name);
+      onnx::ValueInfoProto* vi = nullptr;
+      if (at != value_info_at.end()) {
+        vi = g.mutable_value_info(at->second);
+      } else {
+        vi = g.add_value_info();
+        vi->set_name(name);
+        value_info_at[name] = g.value_info_size() - 1;
       }
-      if (pads)
-        if (auto d = pad_dims(in[0].dims, *pads, axes)) out = StaticType{in[0].elem, *d};
+      set_type(*vi, (*outs)[static_cast<size_t>(k)]);
+      known[name] = (*outs)[static_cast<size_t>(k)];
+      typed++;
     }
-    if (!out) continue;
-    const std::string& name = n.output(0);
-    auto at = value_info_at.find(name);
-    onnx::ValueInfoProto* vi = nullptr;
-    if (at != value_info_at.end()) {
-      vi = g.mutable_value_info(at->second);
-    } else {
-      vi = g.add_value_info();
-      vi->set_name(name);
-      value_info_at[name] = g.value_info_size() - 1;
-    }
-    set_type(*vi, *out);
-    known[name] = *out;
-    typed++;
   }
   return typed;
 }

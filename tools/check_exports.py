@@ -38,7 +38,8 @@ def check(tool, src, tmp, extra):
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["(no message)"])[-1]
         return ("refused" if p.returncode == 2 else "FAIL"), msg, row
-    r = json.load(open(rep))
+    with open(rep) as f:
+        r = json.load(f)
     row.update(speedup=r["speedup_pct"], status=r["extraction"]["status"], nodes=r["egraph"]["nodes"],
                opaque=r["opaque_nodes"])
     try:

@@ -16,7 +16,7 @@ requirements.txt: several GB). Measured with torch 2.9.1, torchvision 0.24.1, tr
     python3 -m venv --system-site-packages /tmp/venv-torch
     /tmp/venv-torch/bin/pip install torch==2.9.1 torchvision==0.24.1 transformers==5.24.0 onnxscript==0.7.2
 
-usage: export_zoo.py OUT_DIR [--only NAME,...] [--exporters ts,dyn]
+usage: export_zoo.py OUT_DIR [--only NAME,...] [--exporters ts,dyn] [--ts-opset 17]
 Writes OUT_DIR/<exporter>_<name>.onnx (existing files are kept); prints one line per export;
 an export PyTorch itself cannot do is printed as "skip" with its reason (exit 0).
 """
@@ -148,14 +148,14 @@ def build(name):
     return TextModel(m, name in ("gpt2", "llama", "mistral")), (ids, mask), ["input_ids", "attention_mask"]
 
 
-def export(name, exporter, path):
+def export(name, exporter, path, ts_opset=17):
     torch.manual_seed(0)
     m, args, names = build(name)
     m.eval()
     tmp = path + ".tmp"
     with torch.no_grad():
         if exporter == "ts":
-            torch.onnx.export(m, args, tmp, dynamo=False, opset_version=17, do_constant_folding=True,
+            torch.onnx.export(m, args, tmp, dynamo=False, opset_version=ts_opset, do_constant_folding=True,
                               input_names=names)
         else:
             torch.onnx.export(m, args, tmp, dynamo=True, input_names=names, external_data=False, optimize=True)
@@ -167,16 +167,18 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("--only", default="")
     ap.add_argument("--exporters", default="ts,dyn")
+    ap.add_argument("--ts-opset", type=int, default=17, help="the TorchScript exporter's opset (files ts<N>_ if not 17)")
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     names = [n for n in a.only.split(",") if n] or list(TV_CLASSIFY) + TV_OTHER + HF + NN
     for exporter in a.exporters.split(","):
         for name in names:
-            path = os.path.join(a.out_dir, f"{exporter}_{name}.onnx")
+            prefix = f"ts{a.ts_opset}" if exporter == "ts" and a.ts_opset != 17 else exporter
+            path = os.path.join(a.out_dir, f"{prefix}_{name}.onnx")
             if os.path.exists(path):
                 continue
             try:
-                export(name, exporter, path)
+                export(name, exporter, path, a.ts_opset)
                 print(f"ok   {path}", flush=True)
             except Exception as e:  # noqa: BLE001 - PyTorch cannot export some networks one way
                 msg = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(str(e).split()))[:200]  # without colours

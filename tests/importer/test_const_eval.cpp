@@ -246,6 +246,10 @@ TEST(ConstEval, TransposePermutesAnyElementType) {
   attr_ints(e, "perm", {1, 1});
   value(e, i64({1, 2, 3, 4}, {2, 2}));
   EXPECT_NE(refused(e).find("not a permutation"), std::string::npos);
+  auto g = node("Transpose", 1);  // an explicit empty perm is not the default
+  attr_ints(g, "perm", {});
+  value(g, i64({1, 2, 3, 4}, {2, 2}));
+  EXPECT_NE(refused(g).find("every axis"), std::string::npos);
   auto f = node("Transpose", 1);
   attr_ints(f, "perm", {0});
   value(f, i64({1, 2, 3, 4}, {2, 2}));
@@ -281,6 +285,9 @@ TEST(ConstEval, RoundingSqrtAndAbs) {
   auto ci = node("Ceil", 1);
   value(ci, vec({1}));
   EXPECT_NE(refused(ci).find("of integers"), std::string::npos);
+  auto big = node("Round", 1);  // halves of larger numbers, negative ones
+  value(big, f32({3.5f, 4.5f, -3.5f, -4.5f, 1e7f + 0.5f}, {5}));
+  EXPECT_EQ(floats(run(big)), (std::vector<float>{4, 4, -4, -4, 1e7f}));
   auto r10 = node("Round", 1);  // Round came with opset 11
   r10.opset = 10;
   value(r10, f32({0.5f}, {1}));
@@ -317,6 +324,19 @@ TEST(ConstEval, ReductionsThatAreExact) {
   value(e, vec({}));
   attr_i(e, "noop_with_empty_axes", 1);
   EXPECT_EQ(ints_of(run(e)), (std::vector<int64_t>{3, 9}));
+  auto na = node("ReduceSum", 1);  // axes input absent with noop_with_empty_axes: the input too
+  value(na, i64({3, 9}, {2}));
+  attr_i(na, "noop_with_empty_axes", 1);
+  EXPECT_EQ(ints_of(run(na)), (std::vector<int64_t>{3, 9}));
+  auto na18 = node("ReduceMax", 1);
+  na18.opset = 18;
+  value(na18, i64({3, 9}, {2}));
+  attr_i(na18, "noop_with_empty_axes", 1);
+  EXPECT_EQ(ints_of(run(na18)), (std::vector<int64_t>{3, 9}));
+  auto na13 = node("ReduceMax", 1);  // opset 13: axes is an attribute, the flag does not exist
+  value(na13, i64({3, 9}, {2}));
+  attr_i(na13, "noop_with_empty_axes", 1);
+  EXPECT_EQ(ints_of(run(na13)), (std::vector<int64_t>{9}));
   auto p = node("ReduceProd", 1);
   value(p, vec({2, 3, 4}));
   EXPECT_EQ(ints_of(run(p)), (std::vector<int64_t>{24}));

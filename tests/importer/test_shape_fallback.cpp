@@ -15,7 +15,7 @@ namespace {
 // The dimensions the pass gives `name`, or nullopt if it leaves it untyped.
 std::optional<std::vector<int64_t>> typed(const std::string& text, const std::string& name) {
   onnx::ModelProto m = parse(text);
-  detail::infer_missing_types(*m.mutable_graph());
+  detail::infer_missing_types(*m.mutable_graph(), m.opset_import(0).version());
   for (const auto& vi : m.graph().value_info()) {
     if (vi.name() != name) continue;
     std::vector<int64_t> d;
@@ -82,6 +82,76 @@ g (float[1,4,5,5] x, int64[2] p) => (y) <int64[1] axes = {1}> {
                      "y"));
 }
 
+// Opset 18+ versions libonnx 1.12 would infer by their opset 17 rules.
+TEST(ShapeFallback, OpsetEighteenReductionsSplitAndPools) {
+  auto model = [](const std::string& opset, const std::string& sig, const std::string& inits,
+                  const std::string& body) {
+    return "<ir_version: 9, opset_import: [\"\" : " + opset + "]>\ng (" + sig + ") => (y) " + inits + " {\n" +
+           body + "\n}";
+  };
+  const std::string x = "float[2,3,4,5] x";
+  EXPECT_EQ(typed(model("18", x, "<int64[2] a = {1, -1}>", "y = ReduceMean <keepdims = 0> (x, a)"), "y"),
+            (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(typed(model("18", x, "<int64[1] a = {2}>", "y = ReduceMax (x, a)"), "y"), (std::vector<int64_t>{2, 3, 1, 5}));
+  EXPECT_EQ(typed(model("18", x, "", "y = ReduceL2 <keepdims = 0> (x)"), "y"), (std::vector<int64_t>{}));
+  EXPECT_EQ(typed(model("18", x, "", "y = ReduceMin <noop_with_empty_axes = 1> (x)"), "y"),
+            (std::vector<int64_t>{2, 3, 4, 5}));
+  EXPECT_FALSE(typed(model("18", x + ", int64[1] a", "", "y = ReduceMax (x, a)"), "y"));  // axes at run time
+  EXPECT_FALSE(typed(model("18", x, "<int64[2] a = {1, -3}>", "y = ReduceMax (x, a)"), "y"));  // one axis twice
+  // Split-18: num_outputs with a smaller last part, sizes as input, equal parts.
+  const char* split = R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,4,7] x) => (a, b, c) {
+  a, b, c = Split <axis = -1, num_outputs = 3> (x)
+})";
+  EXPECT_EQ(typed(split, "a"), (std::vector<int64_t>{1, 4, 3}));
+  EXPECT_EQ(typed(split, "c"), (std::vector<int64_t>{1, 4, 1}));
+  const char* sizes = R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 2}> {
+  a, b = Split <axis = 2> (x, s)
+})";
+  EXPECT_EQ(typed(sizes, "a"), (std::vector<int64_t>{1, 4, 5}));
+  EXPECT_EQ(typed(sizes, "b"), (std::vector<int64_t>{1, 4, 2}));
+  const char* bad_sizes = R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 3}> {
+  a, b = Split <axis = 2> (x, s)
+})";
+  EXPECT_FALSE(typed(bad_sizes, "a"));
+  // AveragePool-19 with dilations; LpPool-18 with ceil_mode stays untyped.
+  EXPECT_EQ(typed(model("19", "float[1,2,9,9] x", "",
+                        "y = AveragePool <kernel_shape = [3, 3], dilations = [2, 2], strides = [2, 1], pads = [1, 0, 1, 0]> (x)"),
+                  "y"),
+            (std::vector<int64_t>{1, 2, 4, 5}));  // (9 + 2 - 5) / 2 + 1, (9 - 5) / 1 + 1
+  EXPECT_EQ(typed(model("19", "float[1,2,9,9] x", "", "y = AveragePool <kernel_shape = [2, 2], strides = [2, 2], auto_pad = \"SAME_UPPER\"> (x)"),
+                  "y"),
+            (std::vector<int64_t>{1, 2, 5, 5}));
+  EXPECT_FALSE(typed(model("18", "float[1,2,9,9] x", "", "y = LpPool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)"),
+                     "y"));
+  // Below their opsets the same nodes are libonnx's (no type from here).
+  EXPECT_FALSE(typed(model("17", x, "<int64[2] a = {1, -1}>", "y = ReduceMean <keepdims = 0, axes = [1]> (x)"), "y"));
+}
+
+TEST(ShapeFallback, WhatIsHiddenFromLibonnx) {
+  // Gelu-20 has no schema in libonnx 1.12: its output is untyped in the pass, so the Shape and
+  // the Relu reading it are hidden (libonnx's data propagation crashed on that Shape); the
+  // Split-18 is hidden for its version; the Sigmoid reads only x and is not.
+  onnx::ModelProto m = parse(R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[2,6] x) => (y, z, a, b) {
+  g = Gelu (x)
+  s = Shape (g)
+  y = Relu (g)
+  z = Sigmoid (x)
+  a, b = Split <axis = 1, num_outputs = 2> (x)
+})");
+  EXPECT_EQ(detail::nodes_hidden_from_libonnx(m), (std::vector<int>{1, 2, 4}));
+  // With the Gelu's output typed (as shape_fallback does), nothing reading it is hidden.
+  detail::infer_missing_types(*m.mutable_graph(), 20);
+  EXPECT_EQ(detail::nodes_hidden_from_libonnx(m), (std::vector<int>{4}));
+}
+
 // Whole imports: each of these stopped with "cannot determine the type and static shape".
 TEST(ShapeFallback, ImportsGoOnAfterTheNode) {
   auto r = imp(R"(
@@ -98,6 +168,27 @@ g (float[2,5] x) => (y) {
   y = Relu (h)
 })");
   EXPECT_EQ(g.graph.type(g.graph.outputs()[0]).tensor.shape, (Shape{2, 5}));
+  // A Shape of a Gelu-20 output: a segmentation fault in libonnx 1.12 before 2026-11-26.
+  auto s = imp(R"(
+<ir_version: 9, opset_import: ["" : 20]>
+g (float[2,5] x) => (y) {
+  h = Gelu (x)
+  s = Shape (h)
+  r = Relu (h)
+  y = Reshape (r, s)
+})");
+  EXPECT_EQ(root_term(s), "(relu (opaque 0|f32[2,5] (input x@2_5)))");  // the Reshape to its own shape: gone
+  // Pad-18 with its axes in another order than the dimensions': libonnx 1.12 gave [4,7]
+  // (pads applied to axes 0, 1); the pads are for axis 1, then axis 0.
+  auto p = imp(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[3,5] x) => (y) <int64[4] pads = {1, 2, 0, 0}, int64[2] axes = {1, 0}> {
+  q = Pad (x, pads, , axes)
+  s = Shape (q)
+  r = Relu (q)
+  y = Reshape (r, s)
+})");
+  EXPECT_EQ(p.graph.type(p.graph.outputs()[0]).tensor.shape, (Shape{5, 6}));
 }
 
 }  // namespace

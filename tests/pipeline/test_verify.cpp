@@ -108,6 +108,27 @@ g (float[1,4] x) => (y) <float[1,4] c = {0,1,0,0}> {
       << r.failure;
 }
 
+// A multi-output opaque node (its outputs are always region boundaries) only one model has
+// cannot be compared: named, not a confusing mismatch of random values.
+TEST(Verify, AMultiOutputOpaqueNodeOnlyOneModelHasFails) {
+  auto a = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <int64[1] k = {4}> {
+  v, i = TopK <axis = 1> (x, k)
+  y = Relu (v)
+})");
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) {
+  y = Relu (x)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("the original model has a multi-output opaque node the other has not ('v')"),
+            std::string::npos)
+      << r.failure;
+}
+
 // Different outputs are named.
 TEST(Verify, DifferentOutputsAreNamed) {
   auto a = imp(kOriginal);

@@ -356,6 +356,39 @@ def newer_cases():
     out.append(Case("opset18_pad_axes_then_conv", model(
         [N("Pad", ["x", "p", "", "pax"], ["pd"]), N("Conv", ["pd", "w", "b"], ["c"]), N("Relu", ["c"], ["y"])],
         [x], [y], inits + [I64("p", [1, 2, 1, 0]), I64("pax", [2, -1])], opset=18, ir=10), opaque=True))
+    # Opset 18-20 versions whose shape rules libonnx 1.12 does not have: each output goes through
+    # a Reshape to its own Shape, which folds to the importer's static shape, so a wrong one
+    # shows under ONNX Runtime. Before 2026-11-26 the Pad came out [4,7] instead of [5,6], and
+    # the Split and the Shape of the Gelu crashed the tool (segmentation fault in libonnx).
+    # A second output, two convs of one input, is what the optimizer rewrites: the whole model
+    # is then written from the import, not kept as the original.
+    def via_own_shape(name, nodes, inputs, inits, opset, ir):
+        last = nodes[-1]
+        last.output[0] = "y_v"
+        nodes = nodes + [N("Shape", ["y_v"], ["y_s"]), N("Relu", ["y_v"], ["y_r"]), N("Reshape", ["y_r", "y_s"], ["y"]),
+                         N("Conv", ["z", "zw1"], ["z1"], pads=[1, 1, 1, 1]), N("Conv", ["z", "zw2"], ["z2"], pads=[1, 1, 1, 1]),
+                         N("Add", ["z1", "z2"], ["y2"])]
+        return Case(name, model(nodes, inputs + [vi("z", [1, 4, 6, 6])], [y, vi("y2", None)],
+                                inits + [W("zw1", 4, 4, 3, 3), W("zw2", 4, 4, 3, 3)], opset=opset, ir=ir), opaque=True)
+    # ReduceSum-13 with noop_with_empty_axes and no axes input is the identity; it was folded
+    # as a sum over every axis (a different model, verification blind to it) before 2026-11-26.
+    out.append(via_own_shape("reducesum_noop_without_axes_folded",
+                             [N("ReduceSum", ["ci"], ["rs"], noop_with_empty_axes=1), N("Cast", ["rs"], ["rf"], to=F),
+                              N("Add", ["x4", "rf"], ["y"])],
+                             [vi("x4", [2, 3])], [I64("ci", [[1, 2, 3], [4, 5, 6]])], 13, 8))
+    # libonnx's [4,3] for this Pad (its pads put on axis 0) made the Reshape to [4,3] look like a
+    # no-op, dropped: the output came out [3,4].
+    out.append(via_own_shape("opset18_pad_axes_reversed_static_shape",
+                             [N("Pad", ["x2", "p2", "", "a2"], ["pd"]), N("Reshape", ["pd", "t43"], ["y"])],
+                             [vi("x2", [3, 3])], [I64("p2", [1, 0, 0, 0]), I64("a2", [1, 0]), I64("t43", [4, 3])], 18, 9))
+    out.append(via_own_shape("opset18_split_num_outputs_uneven_then_shape",
+                             [N("Split", ["x3"], ["a", "b", "c"], axis=3, num_outputs=3),
+                              N("Concat", ["c", "a"], ["y"], axis=3)], [vi("x3", [1, 4, 6, 7])], [], 18, 9))
+    out.append(via_own_shape("opset18_reducemax_axes_input_then_shape",
+                             [N("ReduceMax", ["x", "rax"], ["y"], keepdims=0)], [x], [I64("rax", [1, -1])], 18, 9))
+    out.append(via_own_shape("opset19_averagepool_dilations_then_shape",
+                             [N("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])], [x], [], 19, 9))
+    out.append(via_own_shape("opset20_shape_of_gelu", [N("Gelu", ["x"], ["y"])], [x], [], 20, 10))
     # Swin's pads: F.pad's (W, H, ...) pairs reversed into ONNX order through Slice(step -1) and
     # an int64 Transpose, which must fold.
     out.append(Case("swin_pads_reversed_by_int64_transpose", model(
