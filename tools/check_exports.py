@@ -55,10 +55,7 @@ def check(tool, src, tmp, extra):
 
 def main():
     argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        k = argv.index("--")
-        argv, extra = argv[:k], argv[k + 1:]
+    argv, extra = tl.split_tool_flags(argv)
     ap = argparse.ArgumentParser()
     ap.add_argument("tool")
     ap.add_argument("dir")

@@ -210,10 +210,7 @@ def main():
     ap.add_argument("--exec", dest="exec_bin",
                     help="onnx-tensat-exec: model files ONNX Runtime cannot run are checked on it against their stored outputs")
     argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        k = argv.index("--")
-        argv, extra = argv[:k], argv[k + 1:]
+    argv, extra = tl.split_tool_flags(argv)
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     import onnx.backend.test.case.node as node_cases

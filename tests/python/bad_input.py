@@ -17,6 +17,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(__file__))
+import tensat_testlib as tl  # noqa: E402
+
 
 def vi(name, shape, et=TensorProto.FLOAT):
     return helper.make_tensor_value_info(name, et, shape)
@@ -89,10 +92,7 @@ def cases(tmp):
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    if "--" in args:
-        k = args.index("--")
-        args, extra = args[:k], args[k + 1:]
+    args, extra = tl.split_tool_flags(args)
     tool = args[0]
     failures = 0
     total = 0

@@ -34,10 +34,7 @@ def uses_external(path):
 
 def main():
     argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        k = argv.index("--")
-        argv, extra = argv[:k], argv[k + 1:]
+    argv, extra = tl.split_tool_flags(argv)
     binary = argv[0]
     failures = []
 

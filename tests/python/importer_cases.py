@@ -490,10 +490,7 @@ def run_exec(exec_bin, src, feeds, names, tmp, flags):
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    if "--" in args:
-        k = args.index("--")
-        args, extra = args[:k], args[k + 1:]
+    args, extra = tl.split_tool_flags(args)
     ap = argparse.ArgumentParser()
     ap.add_argument("tool")
     ap.add_argument("--exec", dest="exec_bin")

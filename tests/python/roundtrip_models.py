@@ -18,10 +18,7 @@ import tensat_testlib as tl  # noqa: E402
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    if "--" in args:
-        k = args.index("--")
-        args, extra = args[:k], args[k + 1:]
+    args, extra = tl.split_tool_flags(args)
     binary, models = args[0], args[1:]
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:

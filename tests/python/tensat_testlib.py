@@ -80,6 +80,14 @@ def compare(name, ref, got, rtol=1e-3, atol=1e-4):
     return ""
 
 
+def split_tool_flags(argv):
+    """(the script's own arguments, the tool flags after a "--")."""
+    if "--" not in argv:
+        return list(argv), []
+    k = argv.index("--")
+    return argv[:k], argv[k + 1:]
+
+
 def run_tool(binary, src, dst, *extra, timeout=600):
     return subprocess.run([binary, src, dst, "-q", *extra], capture_output=True, text=True, timeout=timeout)
 
