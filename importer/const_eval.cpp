@@ -309,9 +309,8 @@ WeightData neg(const Node& n) {
 template <class T>
 T round_half_even(T x) {
   const T f = std::floor(x), d = x - f;
-  if (d < T(0.5)) return f;
-  if (d > T(0.5)) return f + T(1);
-  return std::fmod(f, T(2)) == T(0) ? f : f + T(1);
+  const T r = d < T(0.5) ? f : d > T(0.5) ? f + T(1) : std::fmod(f, T(2)) == T(0) ? f : f + T(1);
+  return r == T(0) ? std::copysign(T(0), x) : r;  // -0.4 rounds to -0, as ONNX Runtime's
 }
 
 // Ceil, Floor, Round (half to even), Sqrt (correctly rounded): one IEEE result each, so the

@@ -546,7 +546,15 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
   out_.stats.onnx_nodes = graph.node_size();
   check_names(graph);
-  (void)topo_order(graph);  // refuses cycles and tensors produced twice before the passes run
+  // Refuses cycles and tensors produced twice before the passes run, and puts the nodes in
+  // topological order: libonnx 1.12's data propagation crashes on a Shape listed before the
+  // node producing its input, and the passes type and fold in node order.
+  {
+    const std::vector<int> order = topo_order(graph);
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+    for (int i : order) sorted.Add()->Swap(graph.mutable_node(i));
+    graph.mutable_node()->Swap(&sorted);
+  }
   simplify(model);
   collect_value_types(graph);
   load_initializers(graph, opts);

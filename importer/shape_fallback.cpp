@@ -239,10 +239,11 @@ const std::set<std::string>& reduce_ops() {
 
 // A reduction whose axes are its input 1 (ReduceSum from opset 13, the others from 18).
 std::optional<std::vector<int64_t>> reduce_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in,
-                                                const onnx::TensorProto* axes_init, bool axes_given) {
+                                                const onnx::TensorProto* axes_init, bool axes_given,
+                                                bool axes_empty) {
   std::vector<bool> reduced(in.size(), false);
   std::optional<std::vector<int64_t>> axes;
-  if (axes_given) {
+  if (axes_given && !axes_empty) {
     axes = int_values(axes_init);
     if (!axes) return std::nullopt;  // computed at run time
   }
@@ -250,9 +251,9 @@ std::optional<std::vector<int64_t>> reduce_dims(const onnx::NodeProto& n, const 
     if (int_attribute(n, "noop_with_empty_axes").value_or(0) != 0) return in;
     reduced.assign(in.size(), true);
   } else {
-    for (int64_t a : *axes) {
+    for (int64_t a : *axes) {  // a repeated axis is reduced once, as ONNX Runtime does
       auto i = axis_index(a, in.size());
-      if (!i || reduced[*i]) return std::nullopt;
+      if (!i) return std::nullopt;
       reduced[*i] = true;
     }
   }
@@ -263,7 +264,7 @@ std::optional<std::vector<int64_t>> reduce_dims(const onnx::NodeProto& n, const 
   return out;
 }
 
-// Split-18: sizes from input 1, or num_outputs chunks (the last one smaller), or equal parts.
+// Split-18: sizes from input 1, or num_outputs chunks (the last one smaller), not both.
 std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in,
                                                             const onnx::TensorProto* split_init, bool split_given) {
   auto axis = axis_index(int_attribute(n, "axis").value_or(0), in.size());
@@ -271,6 +272,8 @@ std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProt
   const int64_t dim = in[*axis];
   const auto parts = static_cast<int64_t>(n.output_size());
   std::vector<int64_t> sizes;
+  const std::optional<int64_t> num = int_attribute(n, "num_outputs");
+  if (split_given == num.has_value()) return std::nullopt;  // Split-18 needs exactly one of them
   if (split_given) {
     auto v = int_values(split_init);
     if (!v || static_cast<int64_t>(v->size()) != parts) return std::nullopt;
@@ -281,13 +284,11 @@ std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProt
     }
     if (sum != dim) return std::nullopt;
     sizes = *v;
-  } else if (auto num = int_attribute(n, "num_outputs")) {
+  } else {
     if (*num != parts || parts <= 0) return std::nullopt;
     const int64_t chunk = (dim + parts - 1) / parts;
-    for (int64_t k = 0, left = dim; k < parts; ++k, left -= chunk) sizes.push_back(std::max<int64_t>(0, std::min(chunk, left)));
-  } else {
-    if (parts <= 0 || dim % parts != 0) return std::nullopt;
-    sizes.assign(static_cast<size_t>(parts), dim / parts);
+    if (chunk * (parts - 1) > dim) return std::nullopt;  // a negative last part: ONNX Runtime refuses it
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
   }
   std::vector<std::vector<int64_t>> outs;
   for (int64_t size : sizes) {
@@ -297,11 +298,13 @@ std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProt
   return outs;
 }
 
-// AveragePool-19 / LpPool-18 (dilations, ceil_mode): the output of an N-D pool. ceil_mode=1
-// is left untyped (runtimes differ on a last window that starts in the padding).
+// AveragePool-19 / LpPool-18 (dilations, ceil_mode): the output of an N-D pool. With ceil_mode
+// only explicit pads, and only where the last window starts inside the input or its left
+// padding (where runtimes agree).
 std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in) {
   auto kernel = ints_attribute(n, "kernel_shape");
-  if (!kernel || in.size() != kernel->size() + 2 || int_attribute(n, "ceil_mode").value_or(0) != 0) return std::nullopt;
+  if (!kernel || in.size() != kernel->size() + 2) return std::nullopt;
+  const bool ceil = int_attribute(n, "ceil_mode").value_or(0) != 0;
   const size_t sp = kernel->size();
   const auto strides = ints_attribute(n, "strides").value_or(std::vector<int64_t>(sp, 1));
   const auto dil = ints_attribute(n, "dilations").value_or(std::vector<int64_t>(sp, 1));
@@ -319,7 +322,12 @@ std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const st
     if (auto_pad.empty() || auto_pad == "NOTSET") {
       const int64_t padded = x + pads[i] + pads[i + sp];
       if (padded < span) return std::nullopt;
-      o = (padded - span) / s + 1;
+      o = (ceil ? (padded - span + s - 1) / s : (padded - span) / s) + 1;
+      // With ceil_mode a last window starting in the right padding is dropped by some runtimes
+      // and kept by others: left untyped.
+      if (ceil && (o - 1) * s >= x + pads[i]) return std::nullopt;
+    } else if (ceil) {
+      return std::nullopt;
     } else if (auto_pad == "VALID") {
       if (x < span) return std::nullopt;
       o = (x - span) / s + 1;
@@ -336,7 +344,8 @@ std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const st
 // The output types of one node whose input types are known; nullopt if not covered.
 std::optional<std::vector<StaticType>> output_types(
     const onnx::NodeProto& n, int64_t opset, const std::vector<StaticType>& in,
-    const std::function<const onnx::TensorProto*(const onnx::NodeProto&, int)>& constant) {
+    const std::function<const onnx::TensorProto*(const onnx::NodeProto&, int)>& constant,
+    const std::function<const StaticType*(const onnx::NodeProto&, int)>& type_at) {
   const std::string& op = n.op_type();
   auto given = [&](int k) { return k < n.input_size() && !n.input(k).empty(); };
   auto one = [&](std::optional<std::vector<int64_t>> d) -> std::optional<std::vector<StaticType>> {
@@ -355,8 +364,26 @@ std::optional<std::vector<StaticType>> output_types(
     if (!pads) return std::nullopt;
     return one(pad_dims(in[0].dims, *pads, axes));
   }
-  if (reduce_ops().count(op) && opset >= (op == "ReduceSum" ? 13 : 18))
-    return one(reduce_dims(n, in[0].dims, constant(n, 1), given(1)));
+  if (reduce_ops().count(op) && opset >= (op == "ReduceSum" ? 13 : 18)) {
+    const StaticType* axes = given(1) ? type_at(n, 1) : nullptr;
+    const bool empty = axes && std::find(axes->dims.begin(), axes->dims.end(), 0) != axes->dims.end();
+    return one(reduce_dims(n, in[0].dims, constant(n, 1), given(1), empty));
+  }
+  if (op == "QuantizeLinear" && opset >= 19 && given(1)) {
+    // output_dtype (21), else the zero point's type, else uint8
+    int32_t elem = static_cast<int32_t>(int_attribute(n, "output_dtype").value_or(0));
+    if (elem == 0 && given(2)) {
+      const StaticType* zp = type_at(n, 2);
+      if (!zp) return std::nullopt;
+      elem = zp->elem;
+    }
+    return std::vector<StaticType>{StaticType{elem ? elem : onnx::TensorProto::UINT8, in[0].dims}};
+  }
+  if (op == "DequantizeLinear" && opset >= 19 && given(1)) {
+    const StaticType* scale = type_at(n, 1);
+    if (!scale) return std::nullopt;
+    return std::vector<StaticType>{StaticType{scale->elem, in[0].dims}};
+  }
   if (op == "Split" && opset >= 18) {
     auto parts = split_dims(n, in[0].dims, constant(n, 1), given(1));
     if (!parts) return std::nullopt;
@@ -381,6 +408,8 @@ std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {
   for (const auto& t : g.initializer()) typed.insert(t.name());
   for (const auto& vi : g.value_info())
     if (static_type(vi.type())) typed.insert(vi.name());
+  for (const auto& o : g.output())
+    if (static_type(o.type())) typed.insert(o.name());
   std::unordered_set<std::string> untyped;  // values libonnx cannot type in this pass
   std::vector<int> hidden;
   for (int k = 0; k < g.node_size(); ++k) {
@@ -404,9 +433,14 @@ bool hidden_from_libonnx(const onnx::NodeProto& n, int64_t opset) {
   if (!default_domain(n)) return false;
   const std::string& op = n.op_type();
   if (reduce_ops().count(op) && op != "ReduceSum") return opset >= 18;
-  if (op == "Split" || op == "Pad" || op == "LpPool" || op == "Resize") return opset >= 18;
+  if (op == "Split" || op == "Pad" || op == "LpPool") return opset >= 18;
+  // Resize-13's rules hold for Resize-18+ but for its new `axes` and aspect-ratio policy.
+  if (op == "Resize")
+    return opset >= 18 && (ints_attribute(n, "axes") || !string_attribute(n, "keep_aspect_ratio_policy").empty());
   if (op == "AveragePool") return opset >= 19;
-  if (op == "GridSample" || op == "DFT") return opset >= 20;
+  // Element types: Quantize/DequantizeLinear-19+ take theirs from output_dtype and the scale.
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") return opset >= 19;
+  if (op == "DFT") return opset >= 20;
   return false;
 }
 
@@ -416,9 +450,11 @@ int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
   std::unordered_map<std::string, int> value_info_at;
   for (const auto& i : g.input())
     if (auto t = static_type(i.type())) known[i.name()] = *t;
+  std::unordered_set<std::string> overridable;  // initializers also declared inputs (IR >= 4)
+  for (const auto& i : g.input()) overridable.insert(i.name());
   for (const auto& t : g.initializer()) {
     known[t.name()] = StaticType{t.data_type(), {t.dims().begin(), t.dims().end()}};
-    inits[t.name()] = &t;
+    if (!overridable.count(t.name())) inits[t.name()] = &t;  // a value a user can replace is no constant
   }
   for (int k = 0; k < g.value_info_size(); ++k) {
     value_info_at[g.value_info(k).name()] = k;
@@ -447,7 +483,12 @@ int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
       if (ready) in.push_back(it->second);
     }
     if (!ready || in.empty()) continue;
-    const std::optional<std::vector<StaticType>> outs = output_types(n, opset, in, constant);
+    auto type_at = [&](const onnx::NodeProto& node, int k) -> const StaticType* {
+      if (k >= node.input_size() || node.input(k).empty()) return nullptr;
+      auto it = known.find(node.input(k));
+      return it == known.end() ? nullptr : &it->second;
+    };
+    const std::optional<std::vector<StaticType>> outs = output_types(n, opset, in, constant, type_at);
     if (!outs || outs->size() != static_cast<size_t>(n.output_size())) continue;
     for (int k = 0; k < n.output_size(); ++k) {
       const std::string& name = n.output(k);

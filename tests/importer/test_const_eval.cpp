@@ -285,6 +285,10 @@ TEST(ConstEval, RoundingSqrtAndAbs) {
   auto ci = node("Ceil", 1);
   value(ci, vec({1}));
   EXPECT_NE(refused(ci).find("of integers"), std::string::npos);
+  auto sz = node("Round", 1);  // the sign of a zero result is the input's
+  value(sz, f32({-0.4f, -0.5f, 0.4f}, {3}));
+  const std::vector<float> zs = floats(run(sz));
+  EXPECT_TRUE(std::signbit(zs[0]) && std::signbit(zs[1]) && !std::signbit(zs[2]));
   auto big = node("Round", 1);  // halves of larger numbers, negative ones
   value(big, f32({3.5f, 4.5f, -3.5f, -4.5f, 1e7f + 0.5f}, {5}));
   EXPECT_EQ(floats(run(big)), (std::vector<float>{4, 4, -4, -4, 1e7f}));

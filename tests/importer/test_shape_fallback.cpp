@@ -97,7 +97,14 @@ TEST(ShapeFallback, OpsetEighteenReductionsSplitAndPools) {
   EXPECT_EQ(typed(model("18", x, "", "y = ReduceMin <noop_with_empty_axes = 1> (x)"), "y"),
             (std::vector<int64_t>{2, 3, 4, 5}));
   EXPECT_FALSE(typed(model("18", x + ", int64[1] a", "", "y = ReduceMax (x, a)"), "y"));  // axes at run time
-  EXPECT_FALSE(typed(model("18", x, "<int64[2] a = {1, -3}>", "y = ReduceMax (x, a)"), "y"));  // one axis twice
+  // A repeated axis is reduced once (ONNX Runtime accepts it); empty axes from a Constant
+  // node (an empty initializer becomes one) are all axes, or none with noop_with_empty_axes.
+  EXPECT_EQ(typed(model("18", x, "<int64[2] a = {1, -3}>", "y = ReduceMax (x, a)"), "y"),
+            (std::vector<int64_t>{2, 1, 4, 5}));
+  auto all = imp(model("18", x, "", "e = Constant <value = int64[0] {}> ()\n y = ReduceMean <keepdims = 0> (x, e)"));
+  EXPECT_EQ(all.graph.type(all.graph.outputs()[0]).tensor.shape, (Shape{}));
+  auto none = imp(model("18", x, "", "e = Constant <value = int64[0] {}> ()\n y = ReduceMean <noop_with_empty_axes = 1> (x, e)"));
+  EXPECT_EQ(none.graph.type(none.graph.outputs()[0]).tensor.shape, (Shape{2, 3, 4, 5}));
   // Split-18: num_outputs with a smaller last part, sizes as input, equal parts.
   const char* split = R"(
 <ir_version: 9, opset_import: ["" : 18]>
@@ -119,6 +126,26 @@ g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 3}> {
   a, b = Split <axis = 2> (x, s)
 })";
   EXPECT_FALSE(typed(bad_sizes, "a"));
+  // Refused by ONNX Runtime, left untyped: a negative last part (5 in 4: 2, 2, 2, -1), both
+  // sizes and num_outputs, neither.
+  EXPECT_FALSE(typed(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,5] x) => (a, b, c, d) {
+  a, b, c, d = Split <axis = 1, num_outputs = 4> (x)
+})",
+                     "a"));
+  EXPECT_FALSE(typed(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 2}> {
+  a, b = Split <axis = 2, num_outputs = 2> (x, s)
+})",
+                     "a"));
+  EXPECT_FALSE(typed(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,4,8] x) => (a, b) {
+  a, b = Split <axis = 2> (x)
+})",
+                     "a"));
   // AveragePool-19 with dilations; LpPool-18 with ceil_mode stays untyped.
   EXPECT_EQ(typed(model("19", "float[1,2,9,9] x", "",
                         "y = AveragePool <kernel_shape = [3, 3], dilations = [2, 2], strides = [2, 1], pads = [1, 0, 1, 0]> (x)"),
@@ -127,10 +154,63 @@ g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 3}> {
   EXPECT_EQ(typed(model("19", "float[1,2,9,9] x", "", "y = AveragePool <kernel_shape = [2, 2], strides = [2, 2], auto_pad = \"SAME_UPPER\"> (x)"),
                   "y"),
             (std::vector<int64_t>{1, 2, 5, 5}));
-  EXPECT_FALSE(typed(model("18", "float[1,2,9,9] x", "", "y = LpPool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)"),
+  // ceil_mode: typed where the last window starts inside the input (9: windows at 0,2,4,6,8),
+  // not where it would start in the right padding (8 with stride 4: a third window at 8).
+  EXPECT_EQ(typed(model("18", "float[1,2,9,9] x", "", "y = LpPool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)"),
+                  "y"),
+            (std::vector<int64_t>{1, 2, 5, 5}));
+  EXPECT_FALSE(typed(model("19", "float[1,2,8,8] x", "", "y = AveragePool <kernel_shape = [2, 2], strides = [4, 4], ceil_mode = 1> (x)"),
                      "y"));
   // Below their opsets the same nodes are libonnx's (no type from here).
   EXPECT_FALSE(typed(model("17", x, "<int64[2] a = {1, -1}>", "y = ReduceMean <keepdims = 0, axes = [1]> (x)"), "y"));
+}
+
+TEST(ShapeFallback, QuantizeAndDequantizeElementTypes) {
+  auto elem = [](const std::string& text, const std::string& name) {
+    onnx::ModelProto m = parse(text);
+    detail::infer_missing_types(*m.mutable_graph(), m.opset_import(0).version());
+    for (const auto& vi : m.graph().value_info())
+      if (vi.name() == name) return vi.type().tensor_type().elem_type();
+    return 0;
+  };
+  EXPECT_EQ(elem(R"(
+<ir_version: 10, opset_import: ["" : 21]>
+g (float[2,3] x) => (q) <float s = {0.5}> {
+  q = QuantizeLinear <output_dtype = 3> (x, s)
+})",
+                 "q"),
+            onnx::TensorProto::INT8);
+  EXPECT_EQ(elem(R"(
+<ir_version: 10, opset_import: ["" : 21]>
+g (float[2,3] x) => (q) <float s = {0.5}, int16 z = {0}> {
+  q = QuantizeLinear (x, s, z)
+})",
+                 "q"),
+            onnx::TensorProto::INT16);
+  EXPECT_EQ(elem(R"(
+<ir_version: 10, opset_import: ["" : 21]>
+g (float[2,3] x) => (q) <float s = {0.5}> {
+  q = QuantizeLinear (x, s)
+})",
+                 "q"),
+            onnx::TensorProto::UINT8);
+  EXPECT_EQ(elem(R"(
+<ir_version: 10, opset_import: ["" : 21]>
+g (int8[2,3] x, float16 s) => (d) {
+  d = DequantizeLinear (x, s)
+})",
+                 "d"),
+            onnx::TensorProto::FLOAT16);
+}
+
+// An initializer that is also a graph input can be replaced at run time: no constant pads.
+TEST(ShapeFallback, OverridableInitializersAreNotConstants) {
+  EXPECT_FALSE(typed(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[3,5] x, int64[2] p) => (y) <int64[2] p = {1, 2}, int64[1] axes = {1}> {
+  y = Pad (x, p, , axes)
+})",
+                     "y"));
 }
 
 TEST(ShapeFallback, WhatIsHiddenFromLibonnx) {
@@ -150,6 +230,14 @@ g (float[2,6] x) => (y, z, a, b) {
   // With the Gelu's output typed (as shape_fallback does), nothing reading it is hidden.
   detail::infer_missing_types(*m.mutable_graph(), 20);
   EXPECT_EQ(detail::nodes_hidden_from_libonnx(m), (std::vector<int>{4}));
+  // A hidden node's output typed only by its graph output declaration is typed for its readers.
+  onnx::ModelProto o = parse(R"(
+<ir_version: 9, opset_import: ["" : 18]>
+g (float[1,3,4,8] x) => (float[1,3,5,8] q, y) <int64[2] p = {1, 0}, int64[1] axes = {2}> {
+  q = Pad (x, p, , axes)
+  y = Hardmax (q)
+})");
+  EXPECT_EQ(detail::nodes_hidden_from_libonnx(o), (std::vector<int>{0}));
 }
 
 // Whole imports: each of these stopped with "cannot determine the type and static shape".
@@ -189,6 +277,16 @@ g (float[3,5] x) => (y) <int64[4] pads = {1, 2, 0, 0}, int64[2] axes = {1, 0}> {
   y = Reshape (r, s)
 })");
   EXPECT_EQ(p.graph.type(p.graph.outputs()[0]).tensor.shape, (Shape{5, 6}));
+  // Nodes out of topological order: a Shape listed before its input's producer crashed
+  // libonnx's data propagation; the importer sorts the nodes first.
+  auto t = imp(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,5] x) => (y) {
+  s = Shape (r)
+  y = Reshape (r, s)
+  r = Relu (x)
+})");
+  EXPECT_EQ(root_term(t), "(relu (input x@2_5))");
 }
 
 }  // namespace

@@ -376,6 +376,28 @@ def newer_cases():
                              [N("ReduceSum", ["ci"], ["rs"], noop_with_empty_axes=1), N("Cast", ["rs"], ["rf"], to=F),
                               N("Add", ["x4", "rf"], ["y"])],
                              [vi("x4", [2, 3])], [I64("ci", [[1, 2, 3], [4, 5, 6]])], 13, 8))
+    # Found by a second review (2026-11-26); each of the following failed at c072619 or at the
+    # first fix: QuantizeLinear-21's int8 output typed uint8 by libonnx (ONNX Runtime refused
+    # the written model), a Shape listed before its input's producer (a crash), Resize-18 and
+    # AveragePool-19 with ceil_mode (refused by the first fix), a hidden node's output typed only
+    # by its graph output declaration (its reader refused).
+    out.append(via_own_shape("opset21_quantize_int8_output_dtype",
+                             [N("QuantizeLinear", ["x", "qs"], ["q"], output_dtype=TensorProto.INT8),
+                              N("DequantizeLinear", ["q", "qs"], ["y"])], [x],
+                             [numpy_helper.from_array(np.array(0.05, np.float32), "qs")], 21, 10))
+    out.append(via_own_shape("shape_listed_before_its_producer",
+                             [N("Shape", ["r5"], ["s5"]), N("Reshape", ["r5", "s5"], ["t5"]), N("Relu", ["x"], ["r5"]),
+                              N("Sigmoid", ["t5"], ["y"])], [x], [], 17, 8))
+    out.append(via_own_shape("opset18_resize_scales_then_shape",
+                             [N("Resize", ["x", "", "rsc"], ["y"], mode="nearest")], [x],
+                             [numpy_helper.from_array(np.array([1, 1, 2, 1.5], np.float32), "rsc")], 18, 9))
+    out.append(via_own_shape("opset19_averagepool_ceil_then_shape",
+                             [N("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+                                pads=[0, 0, 1, 1])], [vi("x", [1, 4, 7, 7])], [], 19, 9))
+    out.append(Case("opset18_hidden_output_typed_by_graph_output", model(
+        [N("Pad", ["x", "hp", "", "hax"], ["q"]), N("Hardmax", ["q"], ["h"]), N("Conv", ["h", "w"], ["c"]),
+         N("Relu", ["c"], ["y"])], [vi("x", [1, 4, 6, 6])], [vi("q", [1, 4, 7, 6]), y],
+        [I64("hp", [1, 0]), I64("hax", [2]), W("w", 4, 4, 1, 1)], opset=18, ir=9), opaque=True))
     # libonnx's [4,3] for this Pad (its pads put on axis 0) made the Reshape to [4,3] look like a
     # no-op, dropped: the output came out [3,4].
     out.append(via_own_shape("opset18_pad_axes_reversed_static_shape",
