@@ -18,11 +18,11 @@
 #include <set>
 
 #include "importer/const_fold.h"
-#include "importer/shape_fallback.h"
 #include "importer/cse.h"
 #include "importer/dce.h"
 #include "importer/importer_impl.h"
 #include "importer/onnx_graph.h"
+#include "importer/shape_fallback.h"
 #include "importer/tensor_proto.h"
 #include "onnx_model/dtype.h"
 #include "onnx_model/external_data.h"
