@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "importer/const_eval.h"
+#include "importer/tensor_proto.h"
 
 namespace tensat::const_eval::detail {
 
@@ -49,15 +50,9 @@ inline bool is_int(DType d) { return d == DType::I64 || d == DType::I32; }
 
 // Integer values of an int64 / int32 tensor.
 inline std::vector<int64_t> ints(const WeightData& w, const char* what) {
-  std::vector<int64_t> v(w.count());
-  if (w.type.dtype == DType::I64) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = at<int64_t>(w, i);
-  } else if (w.type.dtype == DType::I32) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = at<int32_t>(w, i);
-  } else {
-    skip(std::string(what) + " is not an integer tensor");
-  }
-  return v;
+  auto v = integer_values(w);
+  if (!v) skip(std::string(what) + " is not an integer tensor");
+  return *v;
 }
 
 inline WeightData i64_tensor(const std::vector<int64_t>& v, Shape s) {

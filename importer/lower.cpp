@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "importer/importer_impl.h"
+#include "importer/onnx_graph.h"
+#include "importer/tensor_proto.h"
 
 namespace tensat::detail {
 
@@ -53,19 +55,9 @@ void require_f32(Importer& im, ir::NodeId id) {
 }
 
 std::vector<int64_t> int_values(const WeightData& w) {
-  std::vector<int64_t> v(w.count());
-  if (w.type.dtype == DType::I64) {
-    std::memcpy(v.data(), w.bytes.data(), v.size() * 8);
-  } else if (w.type.dtype == DType::I32) {
-    for (size_t i = 0; i < v.size(); ++i) {
-      int32_t x;
-      std::memcpy(&x, w.bytes.data() + i * 4, 4);
-      v[i] = x;
-    }
-  } else {
-    cannot("integer tensor expected");
-  }
-  return v;
+  auto v = integer_values(w);
+  if (!v) cannot("integer tensor expected");
+  return *v;
 }
 
 std::vector<float> f32_values(const WeightData& w) {
@@ -453,8 +445,9 @@ void lower_split(Importer& im, const onnx::NodeProto& n) {
   if (sizes.empty()) {
     int64_t parts = attr_i(n, "num_outputs", outs);
     if (parts != outs || parts <= 0) cannot("num_outputs differs from the number of outputs");
-    int64_t chunk = (dim + parts - 1) / parts;
-    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(chunk, dim - i * chunk));
+    auto chunks = split_chunks(dim, parts);
+    if (!chunks) cannot("a negative last split part");
+    sizes = *chunks;
   }
   if (static_cast<int>(sizes.size()) != outs) cannot("split sizes do not match the outputs");
   int64_t total = 0;

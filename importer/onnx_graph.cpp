@@ -44,4 +44,13 @@ std::vector<std::string> node_reads(const onnx::NodeProto& n) {
   return reads;
 }
 
+std::optional<std::vector<int64_t>> split_chunks(int64_t dim, int64_t parts) {
+  if (parts <= 0) return std::nullopt;
+  const int64_t chunk = (dim + parts - 1) / parts;
+  if (chunk * (parts - 1) > dim) return std::nullopt;
+  std::vector<int64_t> sizes;
+  for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
+  return sizes;
+}
+
 }  // namespace tensat::detail

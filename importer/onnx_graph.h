@@ -4,6 +4,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,11 @@ bool has_subgraph(const onnx::NodeProto& n);
 
 /// Every name the node reads: its non-empty inputs, then its subgraphs' outer references.
 std::vector<std::string> node_reads(const onnx::NodeProto& n);
+
+/// Split's parts of a dimension `dim` into `parts` outputs without sizes: ceil(dim / parts)
+/// each, the last one smaller, possibly empty (Split-18's num_outputs); nullopt if it would be
+/// negative (ONNX Runtime refuses that).
+std::optional<std::vector<int64_t>> split_chunks(int64_t dim, int64_t parts);
 
 /// True for the default ONNX domain ("" or "ai.onnx").
 inline bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }

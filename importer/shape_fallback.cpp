@@ -165,18 +165,8 @@ std::optional<std::vector<int64_t>> int_values(const onnx::TensorProto* t) {
   } catch (const std::exception&) {
     return std::nullopt;  // malformed: left untyped, and the import names the node
   }
-  if (!w || (w->type.dtype != DType::I64 && w->type.dtype != DType::I32)) return std::nullopt;
-  std::vector<int64_t> v(w->count());
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (w->type.dtype == DType::I64) {
-      std::memcpy(&v[i], w->bytes.data() + i * 8, 8);
-    } else {
-      int32_t x = 0;
-      std::memcpy(&x, w->bytes.data() + i * 4, 4);
-      v[i] = x;
-    }
-  }
-  return v;
+  if (!w) return std::nullopt;
+  return integer_values(*w);
 }
 
 // Pad's output: pads (begin values, then end values) over `axes` (every axis when absent).
@@ -285,10 +275,10 @@ std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProt
     if (sum != dim) return std::nullopt;
     sizes = *v;
   } else {
-    if (*num != parts || parts <= 0) return std::nullopt;
-    const int64_t chunk = (dim + parts - 1) / parts;
-    if (chunk * (parts - 1) > dim) return std::nullopt;  // a negative last part: ONNX Runtime refuses it
-    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
+    if (*num != parts) return std::nullopt;
+    auto chunks = split_chunks(dim, parts);
+    if (!chunks) return std::nullopt;
+    sizes = *chunks;
   }
   std::vector<std::vector<int64_t>> outs;
   for (int64_t size : sizes) {

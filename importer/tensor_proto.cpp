@@ -101,6 +101,22 @@ std::optional<WeightData> take_tensor_data(onnx::TensorProto& t, const std::stri
   return w;
 }
 
+std::optional<std::vector<int64_t>> integer_values(const WeightData& w) {
+  std::vector<int64_t> v(w.count());
+  if (w.type.dtype == DType::I64) {
+    if (!v.empty()) std::memcpy(v.data(), w.bytes.data(), v.size() * 8);
+  } else if (w.type.dtype == DType::I32) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      int32_t x = 0;
+      std::memcpy(&x, w.bytes.data() + i * 4, 4);
+      v[i] = x;
+    }
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
 onnx::TensorProto tensor_from_data(const std::string& name, const WeightData& w) {
   onnx::TensorProto t;
   t.set_name(name);

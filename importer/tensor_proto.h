@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lang/weights.h"
 
@@ -18,6 +19,9 @@ std::optional<WeightData> tensor_data(const onnx::TensorProto& t, const std::str
 
 /// As tensor_data, but moves raw_data out of `t` instead of copying it (large initializers).
 std::optional<WeightData> take_tensor_data(onnx::TensorProto& t, const std::string& where);
+
+/// The values of an int64 or int32 tensor; nullopt for any other element type.
+std::optional<std::vector<int64_t>> integer_values(const WeightData& w);
 
 /// An initializer named `name` holding `w` (raw_data).
 onnx::TensorProto tensor_from_data(const std::string& name, const WeightData& w);

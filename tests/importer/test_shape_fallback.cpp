@@ -166,41 +166,21 @@ g (float[1,4,8] x) => (a, b) {
 }
 
 TEST(ShapeFallback, QuantizeAndDequantizeElementTypes) {
-  auto elem = [](const std::string& text, const std::string& name) {
-    onnx::ModelProto m = parse(text);
-    detail::infer_missing_types(*m.mutable_graph(), m.opset_import(0).version());
+  // The element type the pass gives `y` in an opset 21 graph "SIGNATURE => (y) INITS { BODY }".
+  auto elem = [](const std::string& sig, const std::string& inits, const std::string& body) {
+    onnx::ModelProto m = parse("<ir_version: 10, opset_import: [\"\" : 21]>\ng (" + sig + ") => (y) " + inits + " {\n  " +
+                               body + "\n}");
+    detail::infer_missing_types(*m.mutable_graph(), 21);
     for (const auto& vi : m.graph().value_info())
-      if (vi.name() == name) return vi.type().tensor_type().elem_type();
+      if (vi.name() == "y") return vi.type().tensor_type().elem_type();
     return 0;
   };
-  EXPECT_EQ(elem(R"(
-<ir_version: 10, opset_import: ["" : 21]>
-g (float[2,3] x) => (q) <float s = {0.5}> {
-  q = QuantizeLinear <output_dtype = 3> (x, s)
-})",
-                 "q"),
+  EXPECT_EQ(elem("float[2,3] x", "<float s = {0.5}>", "y = QuantizeLinear <output_dtype = 3> (x, s)"),
             onnx::TensorProto::INT8);
-  EXPECT_EQ(elem(R"(
-<ir_version: 10, opset_import: ["" : 21]>
-g (float[2,3] x) => (q) <float s = {0.5}, int16 z = {0}> {
-  q = QuantizeLinear (x, s, z)
-})",
-                 "q"),
+  EXPECT_EQ(elem("float[2,3] x", "<float s = {0.5}, int16 z = {0}>", "y = QuantizeLinear (x, s, z)"),
             onnx::TensorProto::INT16);
-  EXPECT_EQ(elem(R"(
-<ir_version: 10, opset_import: ["" : 21]>
-g (float[2,3] x) => (q) <float s = {0.5}> {
-  q = QuantizeLinear (x, s)
-})",
-                 "q"),
-            onnx::TensorProto::UINT8);
-  EXPECT_EQ(elem(R"(
-<ir_version: 10, opset_import: ["" : 21]>
-g (int8[2,3] x, float16 s) => (d) {
-  d = DequantizeLinear (x, s)
-})",
-                 "d"),
-            onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(elem("float[2,3] x", "<float s = {0.5}>", "y = QuantizeLinear (x, s)"), onnx::TensorProto::UINT8);
+  EXPECT_EQ(elem("int8[2,3] x, float16 s", "", "y = DequantizeLinear (x, s)"), onnx::TensorProto::FLOAT16);
 }
 
 // An initializer that is also a graph input can be replaced at run time: no constant pads.
