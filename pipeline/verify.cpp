@@ -185,28 +185,18 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
     return r;
   }
   // An opaque node only one model has must be computed: a random value in its place would be
-  // compared with the other model's real one.
-  for (const auto& [name, id] : b.opaque_by_name)
-    if (!original_opaque.count(name) && boundaries.count(name)) {
-      r.failure = "the optimized model has an opaque node the executors cannot compute ('" + name + "')";
-      return r;
-    }
-  for (const auto& [name, id] : a.opaque_by_name)
-    if (!optimized_opaque.count(name) && boundaries.count(name)) {
-      r.failure = "the original model has an opaque node the executors cannot compute and the optimized model "
-                  "has not ('" + name + "')";
-      return r;
-    }
-  // A multi-output opaque node's outputs are always region boundaries: one only one model has
-  // cannot be compared at all.
-  for (const auto& [models, mine, other] :
+  // compared with the other model's real one. A multi-output one never is (its outputs are
+  // always region boundaries).
+  for (const auto& [which, model, other] :
        {std::tuple{"original", &original, &optimized_opaque}, std::tuple{"optimized", &optimized, &original_opaque}})
-    for (const auto& on : mine->ctx.opaque)
-      if (on.node.output_size() > 1 && !other->count(first_output(on))) {
-        r.failure = std::string("the ") + models + " model has a multi-output opaque node the other has not ('" +
-                    first_output(on) + "')";
-        return r;
-      }
+    for (const auto& on : model->ctx.opaque) {
+      const std::string name = first_output(on);
+      if (other->count(name) || (on.node.output_size() == 1 && !boundaries.count(name))) continue;
+      const bool multi = on.node.output_size() > 1;
+      r.failure = std::string("the ") + which + " model has " + (multi ? "a multi-output opaque node" : "an opaque node") +
+                  " the other model has not" + (multi ? "" : " and the executors cannot compute") + " ('" + name + "')";
+      return r;
+    }
   if (a.keys.empty()) {
     r.passed = true;
     return r;
