@@ -1,8 +1,9 @@
 // Output types libonnx 1.12 leaves out (see shape_fallback.h).
 #include "importer/shape_fallback.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -10,8 +11,6 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-
-#include <onnx/defs/schema.h>
 
 #include "importer/onnx_graph.h"
 #include "importer/tensor_proto.h"
