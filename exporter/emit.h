@@ -9,6 +9,6 @@ namespace tensat::detail {
 /// Builds the ONNX model of `g`. With `movable` (the same store as `weights`), initializer
 /// bytes are moved out of it into the model instead of copied; the caller moves them back.
 onnx::ModelProto emit_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
-                            WeightStore* movable, ExportStats& stats);
+                            WeightStore* movable, const ExportOptions& opts, ExportStats& stats);
 
 }  // namespace tensat::detail

@@ -23,8 +23,9 @@ namespace {
 
 class Emitter {
  public:
-  Emitter(const ir::Graph& g, const WeightStore& w, const ModelContext& ctx, WeightStore* movable)
-      : g_(g), weights_(w), ctx_(ctx), movable_(movable) {}
+  Emitter(const ir::Graph& g, const WeightStore& w, const ModelContext& ctx, WeightStore* movable,
+          const ExportOptions& opts)
+      : g_(g), weights_(w), ctx_(ctx), movable_(movable), opts_(opts) {}
 
   onnx::ModelProto run(ExportStats& stats);
   void declare_initializers_as_inputs();
@@ -103,6 +104,11 @@ class Emitter {
   std::unordered_map<std::string, const onnx::TensorProto*> init_by_name_;  // emitted weight initializers
   std::unordered_set<NodeId> batchnorms_;  // ewadd nodes written as one BatchNormalization
   int counter_ = 0;
+  const ExportOptions& opts_;
+  std::optional<DimLabels> labels_;  // keep_symbolic_dims, where the source declares symbolic inputs
+  void declare_symbolic_interface(const std::vector<NodeId>& outs, ExportStats& stats);
+  void set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, const DimLabelList& labels,
+                          const onnx::TensorShapeProto* declared);
 };
 
 std::string Emitter::fresh(const std::string& base) {
@@ -456,6 +462,9 @@ void Emitter::add_binary(const char* op_type, Operand a, Operand b, const std::s
     if (b.node && node(*b.node).op == Op::Weight && g_.type(*b.node).tensor.dtype == DType::F32) {
       bb = reshaped_initializer("legacy_broadcast", *b.node, core);
     } else {
+      if (labels_ && b.node && labels_->dynamic(*b.node))
+        throw DimLabelError(std::string(op_type) + " at opset " + std::to_string(ctx_.default_opset) +
+                            ": a legacy broadcast of an operand with symbolic dimensions");
       bb = fresh("legacy_broadcast");
       add_reshape(b.name, core, bb);
     }
@@ -558,7 +567,7 @@ void Emitter::emit_transpose(NodeId n) {
 
 void Emitter::emit_reshape(NodeId n) {
   std::string out = out_name(n);
-  add_reshape(name(node(n).children[1]), shape(n), out);
+  add_reshape(name(node(n).children[1]), labels_ ? labels_->reshape_target(n) : shape(n), out);
   names_[n] = out;
 }
 
@@ -592,8 +601,20 @@ void Emitter::emit_opaque(NodeId n) {
   }
   onnx::NodeProto* p = graph_->add_node();
   *p = on.node;
-  for (const auto& vi : on.output_info)
-    if (!std::count(ctx_.output_names.begin(), ctx_.output_names.end(), vi.name())) *graph_->add_value_info() = vi;
+  for (const auto& vi : on.output_info) {
+    if (std::count(ctx_.output_names.begin(), ctx_.output_names.end(), vi.name())) continue;
+    onnx::ValueInfoProto* v = graph_->add_value_info();
+    *v = vi;
+    if (!labels_ || !v->type().has_tensor_type()) continue;
+    // The output's part: its position among the node's outputs.
+    const auto at = std::find(on.node.output().begin(), on.node.output().end(), vi.name());
+    const auto part = static_cast<size_t>(at - on.node.output().begin());
+    const ValueType& t = g_.type(n);
+    const Shape& s = t.kind == Kind::Tuple ? t.tuple.at(part).shape : t.tensor.shape;
+    if (v->type().tensor_type().has_shape() && v->type().tensor_type().shape().dim_size() == static_cast<int>(s.size()))
+      set_symbolic_shape(v->mutable_type()->mutable_tensor_type()->mutable_shape(), s,
+                         labels_->of(n, t.kind == Kind::Tuple ? part : 0), nullptr);
+  }
   for (int i = 0; i < on.node.input_size(); ++i) p->set_input(i, ins[static_cast<size_t>(i)]);
   if (on.node.output_size() == 1) {
     names_[n] = on.node.output(0);
@@ -677,6 +698,45 @@ void Emitter::declare_initializers_as_inputs() {
   }
 }
 
+// A shape with each labelled dimension symbolic: the declared dimension's name where the
+// declaration has one there, else the label's.
+void Emitter::set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, const DimLabelList& labels,
+                                 const onnx::TensorShapeProto* declared) {
+  sh->clear_dim();
+  for (size_t d = 0; d < s.size(); ++d) {
+    auto* dim = sh->add_dim();
+    if (labels[d] == kStaticDim) {
+      dim->set_dim_value(s[d]);
+    } else if (declared && declared->dim_size() == static_cast<int>(s.size()) &&
+               declared->dim(static_cast<int>(d)).has_dim_param() && !declared->dim(static_cast<int>(d)).dim_param().empty()) {
+      dim->set_dim_param(declared->dim(static_cast<int>(d)).dim_param());
+    } else {
+      dim->set_dim_param(labels_->name(labels[d]));
+    }
+  }
+}
+
+// The inputs as the source declares them, the outputs with the dimensions the labels give.
+void Emitter::declare_symbolic_interface(const std::vector<NodeId>& outs, ExportStats& stats) {
+  const auto symbolic = symbolic_input_dims(ctx_);
+  for (auto& in : *graph_->mutable_input()) {
+    auto it = symbolic.find(in.name());
+    if (it == symbolic.end()) continue;
+    for (const auto& d : ctx_.declared_inputs)
+      if (d.name() == in.name()) in = d;
+    for (const auto& [axis, nm] : it->second) stats.symbolic_dims.push_back(in.name() + ": " + nm);
+  }
+  for (int i = 0; i < graph_->output_size() && i < static_cast<int>(outs.size()); ++i) {
+    const ValueType& vt = g_.type(outs[static_cast<size_t>(i)]);
+    if (vt.kind != Kind::Tensor) continue;
+    auto* tt = graph_->mutable_output(i)->mutable_type()->mutable_tensor_type();
+    const onnx::TensorShapeProto* declared = nullptr;
+    for (const auto& d : ctx_.declared_outputs)
+      if (d.name() == graph_->output(i).name() && d.type().tensor_type().has_shape()) declared = &d.type().tensor_type().shape();
+    set_symbolic_shape(tt->mutable_shape(), vt.tensor.shape, labels_->of(outs[static_cast<size_t>(i)]), declared);
+  }
+}
+
 onnx::ModelProto Emitter::run(ExportStats& stats) {
   // Header: everything of the source model but its graph content.
   model_ = ctx_.header;
@@ -725,6 +785,10 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
                       std::to_string(ctx_.output_names.size()));
   for (auto o : outs) is_output_[o] = true;
   fix_output_types(outs);
+  if (opts_.keep_symbolic_dims && !symbolic_input_dims(ctx_).empty()) {
+    labels_.emplace(g_, ctx_, weights_);
+    declare_symbolic_interface(outs, stats);
+  }
 
   // Per-channel scale + shift pairs are written as one BatchNormalization (their ewmul inlined).
   for (NodeId i = 0; i < N; ++i) {
@@ -792,8 +856,8 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
 namespace detail {
 
 onnx::ModelProto emit_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
-                            WeightStore* movable, ExportStats& stats) {
-  Emitter e(g, weights, ctx, movable);
+                            WeightStore* movable, const ExportOptions& opts, ExportStats& stats) {
+  Emitter e(g, weights, ctx, movable, opts);
   return e.run(stats);
 }
 
@@ -803,7 +867,7 @@ onnx::ModelProto export_model(const ir::Graph& g, const WeightStore& weights, co
                               const ExportOptions& opts, ExportStats* stats) {
   ExportStats local;
   ExportStats& st = stats ? *stats : local;
-  onnx::ModelProto m = detail::emit_model(g, weights, ctx, nullptr, st);
+  onnx::ModelProto m = detail::emit_model(g, weights, ctx, nullptr, opts, st);
   if (opts.run_checker) {
     st.checker_skipped_reason = check_model(m);
     st.checker_ran = st.checker_skipped_reason.empty();

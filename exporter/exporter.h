@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "exporter/dim_labels.h"
 #include "lang/graph.h"
 #include "lang/weights.h"
 #include "onnx_model/external_data.h"
@@ -44,6 +45,11 @@ struct ExportOptions {
   ExternalDataMode external_data = ExternalDataMode::Auto;
   size_t external_threshold = kExternalThreshold;  ///< smaller tensors stay in the model file
   size_t external_auto_limit = kProtobufLimit;     ///< Auto: external above this model size (tests lower it)
+  /// Write the symbolic input dimensions the source declares (ModelContext::declared_inputs)
+  /// instead of the fixed ones the graph was typed at: reshape targets copy or infer them,
+  /// and the outputs and value_info name them (exporter/dim_labels.h). Throws DimLabelError
+  /// where the graph cannot keep them; without symbolic inputs it changes nothing.
+  bool keep_symbolic_dims = false;
 };
 
 struct ExportStats {
@@ -52,6 +58,8 @@ struct ExportStats {
   std::string checker_skipped_reason;
   std::string external_data;               ///< location of the data file written, "" if none
   size_t external_bytes = 0;               ///< its size
+  /// keep_symbolic_dims: the symbolic input dimensions written ("x: N"), empty if none.
+  std::vector<std::string> symbolic_dims;
 };
 
 /// An exported model in temporary files beside its destination, not visible until commit():

@@ -86,7 +86,7 @@ void export_onnx_to(const ir::Graph& g, WeightStore& weights, const ModelContext
                     const ExportOptions& opts, ExportStats* stats) {
   ExportStats local;
   ExportStats& st = stats ? *stats : local;
-  onnx::ModelProto m = detail::emit_model(g, weights, ctx, &weights, st);
+  onnx::ModelProto m = detail::emit_model(g, weights, ctx, &weights, opts, st);
   MovedTensorData moved;
   // Move the initializer bytes back into the store, whatever happens next.
   auto give_back = [&] {

@@ -542,6 +542,8 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   if (ir_version < 4) take_ir3_initializers_as_constants(model);
   empty_initializers_to_constants(graph);
 
+  ctx.declared_inputs.assign(graph.input().begin(), graph.input().end());
+  ctx.declared_outputs.assign(graph.output().begin(), graph.output().end());
   load_inputs(graph, opts);
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
   out_.stats.onnx_nodes = graph.node_size();

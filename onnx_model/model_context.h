@@ -46,6 +46,10 @@ struct ModelContext {
   std::vector<std::string> input_names;
   std::vector<std::string> output_names;
   int64_t default_opset = 0;  ///< opset version of the default ("" / "ai.onnx") domain
+  /// The graph inputs and outputs as the source declares them, before --input-shape fixed
+  /// symbolic dimensions and shape inference refined them (`header` has the fixed ones): the
+  /// exporter writes these back when it keeps the symbolic dimensions (exporter/dim_labels.h).
+  std::vector<onnx::ValueInfoProto> declared_inputs, declared_outputs;
   /// Canonical paths of the external data files the model was read from (external_data.h):
   /// an output must never overwrite one of them.
   std::vector<std::string> external_data_files;

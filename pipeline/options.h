@@ -61,6 +61,9 @@ struct PipelineOptions {
   // verification
   VerifyMode verify = VerifyMode::Auto;
   bool force = false;                          ///< write the output even if verification fails
+  /// Write the symbolic input dimensions the source declares (a dynamic batch stays dynamic),
+  /// checked at twice the --input-shape values too; false (--fixed-shapes): the fixed shapes.
+  bool keep_symbolic_dims = true;
   uint64_t seed = 1;                           ///< random inputs for verification
 
   // output

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "egraph/bridge.h"
@@ -85,6 +86,35 @@ bool resolve_measure(MeasureMode m) {
     case MeasureMode::Auto: break;
   }
   return gpu::available();
+}
+
+// The --input-shape shapes with every symbolic dimension of the declared inputs doubled (one
+// symbol, one value; a symbol whose doubled value another already has takes the next free
+// one, so that two symbols fixed at the same value are told apart), and their
+// "x:2x3x224x224" form.
+std::map<std::string, Shape> doubled_symbolic(const ModelContext& ctx, std::map<std::string, Shape> shapes,
+                                              std::string& text) {
+  std::map<std::string, int64_t> value;  // symbol -> its value there
+  std::set<int64_t> taken;
+  const auto symbolic = symbolic_input_dims(ctx);
+  for (const auto& in : ctx.declared_inputs) {  // in declaration order
+    auto axes = symbolic.find(in.name());
+    auto it = shapes.find(in.name());
+    if (axes == symbolic.end() || it == shapes.end()) continue;
+    for (const auto& [axis, name] : axes->second) {
+      if (axis >= it->second.size()) continue;
+      auto [v, added] = value.emplace(name, 2 * it->second[axis]);
+      if (added) {
+        while (taken.count(v->second)) ++v->second;
+        taken.insert(v->second);
+      }
+      it->second[axis] = v->second;
+    }
+    std::string dims;
+    for (int64_t d : it->second) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    text += (text.empty() ? "" : " ") + in.name() + ":" + dims;
+  }
+  return shapes;
 }
 
 }  // namespace
@@ -239,9 +269,19 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   std::optional<StagedExport> staging;
   ExportOptions eopts;
   eopts.external_data = o.external_data ? ExternalDataMode::Always : ExternalDataMode::Auto;
+  // Symbolic input dimensions: kept where the output can be checked at other values of them.
+  const bool symbolic_inputs = !symbolic_input_dims(imp.ctx).empty();
+  if (symbolic_inputs && o.keep_symbolic_dims) {
+    if (verify_on) eopts.keep_symbolic_dims = true;
+    else rep.symbolic.fixed_reason = "--verify off: an output with symbolic dimensions is only written verified";
+  } else if (symbolic_inputs) {
+    rep.symbolic.fixed_reason = "--fixed-shapes";
+  }
+  const ir::Graph* written = nullptr;
   // Folds and exports a graph to fresh temporary files (again for the original, if timing
-  // keeps it).
+  // keeps it, or at the fixed shapes, if the symbolic ones fail).
   auto write_graph = [&](const ir::Graph& graph) {
+    written = &graph;
     FoldStats fs;
     ir::Graph folded = fold_weights(graph, imp.weights, &fs);
     staging.reset();
@@ -251,7 +291,19 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       throw UsageError(e.what());
     }
     ExportStats es;
-    export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
+    try {
+      export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
+    } catch (const DimLabelError& e) {
+      // Written at the fixed shapes instead (to fresh temporary files).
+      rep.symbolic.fixed_reason = e.what();
+      eopts.keep_symbolic_dims = false;
+      staging.reset();
+      staging.emplace(o.output);
+      es = ExportStats{};
+      export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
+    }
+    rep.symbolic.kept = es.symbolic_dims;
+    rep.symbolic.checked_at.clear();
     rep.folded_weights = fs.folded;
     rep.ops_after = es.op_counts;
     rep.external_data = es.external_data;
@@ -290,6 +342,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       throw UsageError(o.input + ": read " + std::to_string(copied) + " of its " + std::to_string(size) +
                        " bytes to write it as the output; nothing written");
     rep.folded_weights = 0;
+    rep.symbolic = {};  // the input file itself, as it declares its inputs
     rep.ops_after = imp.stats.onnx_op_counts;
     rep.external_data.clear();
     rep.external_bytes = 0;
@@ -313,17 +366,47 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   };
   rep.times["export"] = t.seconds();
 
+  // Verifies the staged model at the fixed shapes and, where it keeps symbolic dimensions, at
+  // twice their values (original and output imported there); a model that fails there is
+  // written again at the fixed shapes. Returns the staged model imported at the fixed shapes.
+  auto verify_written = [&] {
+    ImportResult opt = import_staged();
+    rep.verify = verify_models(imp, opt, *verify_on, o.seed);
+    rep.verify_ran = true;
+    if (!rep.verify.passed || rep.symbolic.kept.empty()) return opt;
+    std::string at;
+    ImportOptions other = iopts;
+    other.input_shapes = doubled_symbolic(imp.ctx, o.input_shapes, at);
+    std::string why;
+    try {
+      ImportResult original2 = import_onnx_file(o.input, other);
+      other.external_data_files = staging->redirects();
+      ImportResult opt2 = import_onnx_file(staging->model_temp_path(), other);
+      VerifyResult v2 = verify_models(original2, opt2, *verify_on, o.seed);
+      if (!v2.passed) why = "at " + at + ": " + v2.failure;
+    } catch (const std::exception& e) {  // an import or executor error there: not kept either
+      why = "at " + at + ": " + e.what();
+    }
+    if (why.empty()) {
+      rep.symbolic.checked_at = at;
+      return opt;
+    }
+    spdlog::info("symbolic input dimensions not kept: {}", why);
+    rep.symbolic.fixed_reason = "not verified " + why;
+    eopts.keep_symbolic_dims = false;
+    write_graph(*written);
+    opt = import_staged();
+    rep.verify = verify_models(imp, opt, *verify_on, o.seed);
+    return opt;
+  };
+
   // ---- verify, measure ------------------------------------------------------------------------
   t.restart();
   const bool measure = measure_on && !rep.kept_original;
   if (output_is_input) {
     if (verify_on) verify_unchanged();
   } else if (verify_on || measure) {
-    ImportResult opt = import_staged();
-    if (verify_on) {
-      rep.verify = verify_models(imp, opt, *verify_on, o.seed);
-      rep.verify_ran = true;
-    }
+    ImportResult opt = verify_on ? verify_written() : import_staged();
     if (measure && (!rep.verify_ran || rep.verify.passed)) {
       const Stopwatch tm;
       rep.measure = measure_models(imp, opt, o.seed, o.measure_repeats);
@@ -341,8 +424,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
         if (verify_on && output_is_input) {
           verify_unchanged();
         } else if (verify_on) {
-          ImportResult again = import_staged();
-          rep.verify = verify_models(imp, again, *verify_on, o.seed);
+          verify_written();
         }
       }
     }

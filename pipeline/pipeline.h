@@ -68,6 +68,14 @@ struct PipelineReport {
   } extraction;
   VerifyResult verify;
   bool verify_ran = false;
+  /// Symbolic input dimensions (--input-shape fixed them for the optimization): those the
+  /// output keeps ("x: N"), where it was also verified (the doubled shapes, "x:2x3x224x224"),
+  /// or why it was written at the fixed shapes.
+  struct {
+    std::vector<std::string> kept;
+    std::string checked_at;
+    std::string fixed_reason;
+  } symbolic;
   std::map<std::string, int> ops_before, ops_after;
   MeasureResult measure;                      ///< both models timed on the GPU (measure.ok)
   int opaque_nodes = 0;

@@ -100,6 +100,10 @@ nlohmann::json PipelineReport::to_json() const {
   } else {
     j["verify"] = {{"method", "off"}, {"passed", nullptr}, {"max_abs_err", nullptr}, {"max_scaled_err", nullptr}};
   }
+  if (!symbolic.kept.empty() || !symbolic.fixed_reason.empty())
+    j["symbolic_dims"] = {{"kept", symbolic.kept},
+                          {"checked_at", symbolic.checked_at},
+                          {"fixed_reason", symbolic.fixed_reason}};
   j["ops_before"] = ops_before;
   j["ops_after"] = ops_after;
   j["opaque_nodes"] = opaque_nodes;
@@ -249,6 +253,15 @@ void PipelineReport::print(FILE* out) const {
                  verify_opaque_text(verify).c_str());
   else
     std::fprintf(out, "verification: off\n");
+  if (!symbolic.kept.empty()) {
+    std::string dims;
+    for (const auto& d : symbolic.kept) dims += (dims.empty() ? "" : ", ") + d;
+    std::fprintf(out, "shapes: symbolic input dimensions kept (%s), verified at the fixed shapes and at %s\n",
+                 dims.c_str(), symbolic.checked_at.c_str());
+  } else if (!symbolic.fixed_reason.empty()) {
+    std::fprintf(out, "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: %s\n",
+                 symbolic.fixed_reason.c_str());
+  }
   auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
   std::fprintf(out, "time: import %.3f s, ", tm("import"));
   if (times.count("seed")) std::fprintf(out, "k_multi 1 seed %.3f s, ", tm("seed"));

@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
       ->transform(one_of({VerifyMode::Auto, VerifyMode::Gpu, VerifyMode::Cpu, VerifyMode::Off}, tensat::verify_mode_name))
       ->default_str("auto")->group(g4);
   app.add_flag("--force", o.force, "write the output even if verification fails")->group(g4);
+  app.add_flag("--fixed-shapes", [&o](int64_t) { o.keep_symbolic_dims = false; },
+               "write the output at the --input-shape shapes, not with the symbolic dimensions the input declares")
+      ->group(g4);
   using tensat::MeasureMode;
   app.add_option("--measure", o.measure,
                  "auto|on|off: time both models on the GPU and write the original unless the optimized one is faster "

@@ -1,0 +1,518 @@
+// DimLabels implementation (see dim_labels.h).
+#include "exporter/dim_labels.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string_view>
+
+namespace tensat {
+
+namespace {
+
+bool symbolic(const onnx::TensorShapeProto::Dimension& d) { return !d.has_dim_value() || d.dim_value() <= 0; }
+
+// Ops whose output has the shape of the first input (the others are scalars or per-channel
+// parameters that do not broadcast it: Clip's bounds, a normalization's scale and bias).
+const std::set<std::string_view>& same_shape_ops() {
+  static const std::set<std::string_view> s = {
+      "Abs", "Acos", "Asin", "Atan", "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Cos",
+      "Cosh", "CumSum", "DequantizeLinear", "Dropout", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
+      "HardSwish", "Hardmax", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization",
+      "LeakyRelu", "Log", "LogSoftmax", "LpNormalization", "Mish", "Neg", "Not", "QuantizeLinear", "Reciprocal",
+      "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign",
+      "Sqrt", "Tan", "Tanh", "ThresholdedRelu"};
+  return s;
+}
+
+// Ops whose output is the numpy broadcast of all their inputs.
+const std::set<std::string_view>& broadcast_ops() {
+  static const std::set<std::string_view> s = {"Add", "And", "BitShift", "Div", "Equal", "Greater", "GreaterOrEqual",
+                                               "Less", "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul", "Or",
+                                               "PRelu", "Pow", "Sub", "Sum", "Where", "Xor"};
+  return s;
+}
+
+const std::set<std::string_view>& reduce_ops() {
+  static const std::set<std::string_view> s = {"ArgMax", "ArgMin", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                                               "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+                                               "ReduceProd", "ReduceSum", "ReduceSumSquare"};
+  return s;
+}
+
+const onnx::AttributeProto* attribute(const onnx::NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+}  // namespace
+
+std::map<std::string, std::map<size_t, std::string>> symbolic_input_dims(const ModelContext& ctx) {
+  std::map<std::string, std::map<size_t, std::string>> out;
+  for (const auto& in : ctx.declared_inputs) {
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const auto& shape = in.type().tensor_type().shape();
+    for (int d = 0; d < shape.dim_size(); ++d)
+      if (symbolic(shape.dim(d)))
+        out[in.name()][static_cast<size_t>(d)] =
+            shape.dim(d).has_dim_param() && !shape.dim(d).dim_param().empty()
+                ? shape.dim(d).dim_param()
+                : in.name() + "_dim" + std::to_string(d);
+  }
+  return out;
+}
+
+DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights)
+    : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
+  labels_.resize(g.size());
+  // Children come before their parents (ir::Graph is built bottom-up).
+  for (ir::NodeId n = 0; n < g.size(); ++n) label_node(n);
+}
+
+int DimLabels::fresh(const std::string& name) {
+  auto [it, added] = by_name_.emplace(name, static_cast<int>(names_.size()));
+  if (added) names_.push_back(name);
+  return it->second;
+}
+
+void DimLabels::stop(ir::NodeId n, const std::string& why) const {
+  std::string what(op_name(g_.node(n).op));
+  if (g_.node(n).op == Op::Opaque)
+    if (auto id = parse_opaque_id(g_.param_sym(n, 0))) {
+      const auto& on = ctx_.opaque.at(static_cast<size_t>(id->index)).node;
+      what = "node '" + (on.name().empty() ? on.op_type() : on.name()) + "' (" + on.op_type() + ")";
+    }
+  throw DimLabelError(what + ": " + why);
+}
+
+const DimLabelList& DimLabels::of(ir::NodeId n, size_t part) const { return labels_.at(n).at(part); }
+
+bool DimLabels::dynamic(ir::NodeId n) const {
+  for (const auto& l : labels_.at(n))
+    if (std::any_of(l.begin(), l.end(), [](int x) { return x != kStaticDim; })) return true;
+  return false;
+}
+
+// Numpy broadcast: a dimension follows the operands that have it at the output's size; a
+// fixed 1 broadcasts. A fixed dimension above 1 meeting a dynamic one, or two different
+// dynamic ones, would only agree at the fixed shapes.
+DimLabelList DimLabels::broadcast(ir::NodeId n, const std::vector<ir::NodeId>& operands, const Shape& out) const {
+  DimLabelList r(out.size(), kStaticDim);
+  for (size_t d = 0; d < out.size(); ++d) {
+    std::vector<std::pair<int, int64_t>> dims;  // (label, size) of the operands that have axis d
+    for (ir::NodeId c : operands) {
+      const Shape& s = g_.type(c).tensor.shape;
+      const size_t off = out.size() - s.size();
+      if (d >= off) dims.emplace_back(of(c)[d - off], s[d - off]);
+    }
+    r[d] = merge_dims(n, dims);
+  }
+  return r;
+}
+
+int DimLabels::merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t>>& dims) const {
+  int label = kStaticDim;
+  bool fixed = false;
+  for (const auto& [l, size] : dims) {
+    if (l == kStaticDim) {
+      fixed |= size != 1;  // a fixed 1 broadcasts
+    } else if (label != kStaticDim && label != l) {
+      stop(n, "two different symbolic dimensions meet (" + name(label) + ", " + name(l) + ")");
+    } else {
+      label = l;
+    }
+  }
+  if (label != kStaticDim && fixed) stop(n, "symbolic dimension " + name(label) + " meets a fixed one of the same size");
+  return label;
+}
+
+// [.., M, K] x [.., K, N]: the batch dimensions broadcast, M and N follow their operands, and
+// K must be the same (fixed, or one symbol) in both.
+DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank) const {
+  const DimLabelList& la = of(a);
+  const DimLabelList& lb = of(b);
+  if (la.back() != lb[lb.size() - 2]) stop(n, "its inner dimension is symbolic in one operand only, or differs");
+  DimLabelList r(rank, kStaticDim);
+  for (size_t d = 0; d + 2 < rank; ++d) {
+    std::vector<std::pair<int, int64_t>> dims;
+    for (ir::NodeId c : {a, b}) {
+      const Shape& s = g_.type(c).tensor.shape;
+      const size_t off = rank - s.size();
+      if (d >= off) dims.emplace_back(of(c)[d - off], s[d - off]);
+    }
+    r[d] = merge_dims(n, dims);
+  }
+  r[rank - 2] = la[la.size() - 2];
+  r[rank - 1] = lb.back();
+  return r;
+}
+
+std::vector<int64_t> DimLabels::constant_ints(ir::NodeId n) const {
+  const ir::Node& nd = g_.node(n);
+  if (nd.op == Op::Weight) {
+    auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
+    if (leaf && weights_.contains(leaf->name)) {
+      const WeightData& w = weights_.get(leaf->name);
+      std::vector<int64_t> v(w.count());
+      if (w.type.dtype == DType::I64) {
+        std::memcpy(v.data(), w.bytes.data(), v.size() * sizeof(int64_t));
+        return v;
+      }
+      if (w.type.dtype == DType::I32) {
+        for (size_t i = 0; i < v.size(); ++i) {
+          int32_t x = 0;
+          std::memcpy(&x, w.bytes.data() + i * sizeof(int32_t), sizeof x);
+          v[i] = x;
+        }
+        return v;
+      }
+    }
+  }
+  stop(n, "an axes input that is not a constant");
+}
+
+void DimLabels::label_node(ir::NodeId n) {
+  const ir::Node& nd = g_.node(n);
+  const ValueType& t = g_.type(n);
+  auto& out = labels_[n];
+  if (t.kind == Kind::Tuple) {
+    for (const auto& p : t.tuple) out.emplace_back(p.shape.size(), kStaticDim);
+  } else {
+    out.emplace_back(t.kind == Kind::Tensor ? t.tensor.shape.size() : 0, kStaticDim);
+  }
+  auto kid = [&](size_t i) -> const DimLabelList& { return of(nd.children[i]); };
+  switch (nd.op) {
+    case Op::Num:
+    case Op::Sym:
+    case Op::Weight:
+    case Op::Zeros:
+    case Op::Enlarge:
+    case Op::Merge:
+    case Op::Noop:
+      return;
+    case Op::Input: {
+      auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
+      if (!leaf) return;
+      auto it = inputs_.find(leaf->name);
+      if (it == inputs_.end()) return;
+      for (const auto& [axis, nm] : it->second)
+        if (axis < out[0].size()) out[0][axis] = fresh(nm);
+      return;
+    }
+    case Op::Ewadd:
+    case Op::Ewmul:
+      out[0] = broadcast(n, {nd.children[0], nd.children[1]}, t.tensor.shape);
+      return;
+    case Op::Relu:
+    case Op::Tanh:
+    case Op::Sigmoid:
+      out[0] = kid(0);
+      return;
+    case Op::Act:
+      out[0] = kid(1);
+      return;
+    case Op::Matmul: {
+      out[0] = matmul(n, nd.children[1], nd.children[2], t.tensor.shape.size());
+      const size_t rank = t.tensor.shape.size();
+      if (nd.children.size() > 3 && g_.type(nd.children[3]).kind == Kind::Tensor) {
+        // The bias broadcasts onto the product.
+        const DimLabelList& bias = kid(3);
+        const size_t off = rank - bias.size();
+        for (size_t d = 0; d < bias.size(); ++d)
+          if (bias[d] != kStaticDim && bias[d] != out[0][d + off]) stop(n, "a bias with a symbolic dimension");
+      }
+      return;
+    }
+    case Op::Conv:
+    case Op::Poolmax:
+    case Op::Poolavg: {
+      const size_t x = nd.op == Op::Conv ? 4 : nd.op == Op::Poolmax ? 5 : 6;
+      const DimLabelList& in = kid(x);
+      const Shape& xs = g_.type(nd.children[x]).tensor.shape;
+      out[0][0] = in[0];
+      if (nd.op != Op::Conv) out[0][1] = in[1];
+      if (nd.op == Op::Conv && in[1] != kStaticDim) stop(n, "symbolic input channels");
+      const int64_t kh = nd.op == Op::Conv ? g_.type(nd.children[5]).tensor.shape[2] : g_.param_int(n, 0);
+      const int64_t kw = nd.op == Op::Conv ? g_.type(nd.children[5]).tensor.shape[3] : g_.param_int(n, 1);
+      const int64_t sh = g_.param_int(n, nd.op == Op::Conv ? 0 : 2), sw = g_.param_int(n, nd.op == Op::Conv ? 1 : 3);
+      const auto pads = resolve_pads(g_.param_sym(n, nd.op == Op::Conv ? 2 : 4), kh, kw);
+      if (!pads) stop(n, "its padding");
+      // The exporter writes an average pool over the whole input as GlobalAveragePool.
+      const bool global = nd.op == Op::Poolavg && kh == xs[2] && kw == xs[3] && *pads == Pads{};
+      for (size_t d : {size_t{2}, size_t{3}}) {
+        if (in[d] == kStaticDim || global) continue;
+        const int64_t k = d == 2 ? kh : kw, s = d == 2 ? sh : sw;
+        const int64_t pad = d == 2 ? pads->top + pads->bottom : pads->left + pads->right;
+        // Stride 1 and padding k - 1 keep the size; any other window computes a new one.
+        out[0][d] = s == 1 && pad == k - 1 ? in[d] : fresh(name(in[d]) + "_" + std::string(op_name(nd.op)) + std::to_string(n));
+      }
+      return;
+    }
+    case Op::Transpose: {
+      auto perm = parse_dims(g_.type(nd.children[0]));
+      for (size_t d = 0; perm && d < perm->size(); ++d) out[0][d] = kid(1)[static_cast<size_t>((*perm)[d])];
+      return;
+    }
+    case Op::Reshape:
+      label_reshape(n);
+      return;
+    case Op::Concat: {
+      const auto axis = static_cast<size_t>(g_.param_int(n, 0));
+      const DimLabelList& a = kid(1);
+      const DimLabelList& b = kid(2);
+      for (size_t d = 0; d < a.size(); ++d) {
+        if (d == axis) {
+          if (a[d] != kStaticDim || b[d] != kStaticDim)
+            out[0][d] = fresh("concat" + std::to_string(n) + "_" + std::to_string(d));
+        } else if (a[d] != b[d]) {
+          stop(n, "its operands' symbolic dimensions differ off the concatenated axis");
+        } else {
+          out[0][d] = a[d];
+        }
+      }
+      return;
+    }
+    case Op::Split: {
+      const auto axis = static_cast<size_t>(g_.param_int(n, 0));
+      const DimLabelList& x = kid(2);
+      if (x[axis] != kStaticDim) stop(n, "it splits a symbolic dimension at a fixed position");
+      for (auto& p : out) p = x;
+      return;
+    }
+    case Op::Split0:
+    case Op::Split1:
+      out[0] = of(nd.children[0], nd.op == Op::Split0 ? 0 : 1);
+      return;
+    case Op::Select:
+      out[0] = of(nd.children[1], static_cast<size_t>(g_.param_int(n, 0)));
+      return;
+    case Op::Opaque:
+      label_opaque(n);
+      return;
+  }
+}
+
+// A reshape keeps a symbolic dimension where the dimensions before it hold as many elements
+// in the target as in the input, and the target has it there: written as 0 (copy) at the
+// same axis, else as the one -1. Anything else (a symbolic dimension folded into a product or
+// split up) is only right at the fixed shape.
+void DimLabels::label_reshape(ir::NodeId n) {
+  const ir::Node& nd = g_.node(n);
+  const Shape& s = g_.type(nd.children[1]).tensor.shape;
+  const Shape& to = g_.type(n).tensor.shape;
+  const DimLabelList& in = of(nd.children[1]);
+  std::vector<int64_t> target(to.begin(), to.end());
+  bool inferred = false;
+  int64_t before_in = 1;
+  for (size_t i = 0; i < s.size(); before_in *= s[i], ++i) {
+    if (in[i] == kStaticDim) continue;
+    // The target axes whose dimensions before them hold as many elements, of its size: the
+    // same axis if it is one of them, else the first.
+    std::optional<size_t> at;
+    int64_t before_out = 1;
+    for (size_t j = 0; j < to.size() && before_out <= before_in; before_out *= to[j], ++j)
+      if (before_out == before_in && to[j] == s[i] && labels_[n][0][j] == kStaticDim) {
+        if (!at || j == i) at = j;
+        if (j == i) break;
+      }
+    if (!at) stop(n, "it folds symbolic dimension " + name(in[i]) + " into a product of dimensions");
+    labels_[n][0][*at] = in[i];
+    if (*at == i) {
+      target[*at] = 0;
+    } else {
+      if (inferred) stop(n, "it moves two symbolic dimensions to other axes");
+      inferred = true;
+      target[*at] = -1;
+    }
+  }
+  targets_[n] = std::move(target);
+}
+
+void DimLabels::label_opaque(ir::NodeId n) {
+  const ir::Node& nd = g_.node(n);
+  auto id = parse_opaque_id(g_.param_sym(n, 0));
+  const OpaqueNode& on = ctx_.opaque.at(static_cast<size_t>(id->index));
+  const onnx::NodeProto& node = on.node;
+  const std::string& op = node.op_type();
+  // The tensor children in the node's input order (missing optional inputs are not children).
+  std::vector<std::optional<ir::NodeId>> input(static_cast<size_t>(node.input_size()));
+  {
+    size_t child = 1;
+    for (int i = 0; i < node.input_size(); ++i)
+      if (!node.input(i).empty()) input[static_cast<size_t>(i)] = nd.children[child++];
+  }
+  auto& out = labels_[n];
+  bool any_in = false;
+  for (size_t c = 1; c < nd.children.size(); ++c) any_in |= dynamic(nd.children[c]);
+  if (!any_in) return;  // nothing symbolic reaches it: its outputs are fixed too
+  if (!node.domain().empty() && node.domain() != "ai.onnx") stop(n, "an operator of domain '" + node.domain() + "'");
+  if (!on.implicit_inputs.empty()) stop(n, "a subgraph reads symbolic tensors");
+  auto in_labels = [&](size_t i) -> const DimLabelList& {
+    if (i >= input.size() || !input[i]) stop(n, "a missing input");
+    return of(*input[i]);
+  };
+  auto in_shape = [&](size_t i) -> const Shape& { return g_.type(*input[i]).tensor.shape; };
+  auto others_fixed = [&](size_t from) {
+    for (size_t i = from; i < input.size(); ++i)
+      if (input[i] && dynamic(*input[i])) stop(n, "input " + std::to_string(i) + " has a symbolic dimension");
+  };
+  auto int_attr = [&](std::string_view a, int64_t def) {
+    const onnx::AttributeProto* p = attribute(node, a);
+    return p ? p->i() : def;
+  };
+  auto ints_attr_or_input = [&](std::string_view a, size_t input_index) -> std::optional<std::vector<int64_t>> {
+    if (const onnx::AttributeProto* p = attribute(node, a)) return std::vector<int64_t>(p->ints().begin(), p->ints().end());
+    if (input_index < input.size() && input[input_index]) return constant_ints(*input[input_index]);
+    return std::nullopt;
+  };
+  if (same_shape_ops().count(op)) {
+    others_fixed(1);
+    for (auto& p : out) p = in_labels(0);  // Dropout's mask too
+    if (op == "LayerNormalization" && out.size() > 1) stop(n, "its mean and deviation outputs");
+    return;
+  }
+  if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+    // (Opaque: ceil_mode, dilations, an index output.) Batch and channels pass; a window over
+    // a symbolic spatial dimension computes a new one.
+    const DimLabelList& x = in_labels(0);
+    for (auto& p : out)
+      for (size_t d = 0; d < x.size() && d < p.size(); ++d)
+        p[d] = d < 2 || x[d] == kStaticDim ? x[d] : fresh(name(x[d]) + "_" + op + std::to_string(n));
+    return;
+  }
+  if (out.size() != 1) stop(n, "a multi-output operator without a rule for symbolic dimensions");
+  const Shape& os = g_.type(n).kind == Kind::Tensor ? g_.type(n).tensor.shape : Shape{};
+  if (broadcast_ops().count(op)) {
+    std::vector<ir::NodeId> kids;
+    for (const auto& i : input)
+      if (i) kids.push_back(*i);
+    out[0] = broadcast(n, kids, os);
+    return;
+  }
+  if (reduce_ops().count(op)) {
+    others_fixed(1);
+    const DimLabelList& x = in_labels(0);
+    const bool arg = op == "ArgMax" || op == "ArgMin";
+    const bool keep = int_attr("keepdims", 1) != 0;
+    std::vector<int64_t> axes;
+    if (arg) {
+      axes = {int_attr("axis", 0)};
+    } else if (auto a = ints_attr_or_input("axes", 1)) {
+      axes = *a;
+    }
+    if (axes.empty() && !arg) {
+      if (int_attr("noop_with_empty_axes", 0)) stop(n, "a reduction over no axes");
+      return;  // over every axis: a fixed shape
+    }
+    std::set<size_t> reduced;
+    for (int64_t a : axes) reduced.insert(static_cast<size_t>(normalize_axis(a, x.size())));
+    size_t o = 0;
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (reduced.count(d)) {
+        if (keep) ++o;
+        continue;
+      }
+      out[0].at(o++) = x[d];
+    }
+    return;
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
+    out[0][0] = in_labels(0)[0];
+    out[0][1] = in_labels(0)[1];
+    return;
+  }
+  if (op == "Transpose") {
+    const DimLabelList& x = in_labels(0);
+    const onnx::AttributeProto* p = attribute(node, "perm");
+    for (size_t d = 0; d < x.size(); ++d)
+      out[0][d] = x[p ? static_cast<size_t>(p->ints(static_cast<int>(d))) : x.size() - 1 - d];
+    return;
+  }
+  if (op == "Flatten") {
+    const DimLabelList& x = in_labels(0);
+    const Shape& xs = in_shape(0);
+    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 1), x.size()));
+    for (size_t side = 0; side < 2; ++side) {
+      // A side of one symbolic dimension and fixed 1s is that dimension; else a product.
+      const size_t lo = side == 0 ? 0 : axis, hi = side == 0 ? axis : x.size();
+      std::vector<int> labels;
+      bool fixed = false;
+      for (size_t d = lo; d < hi; ++d) {
+        if (x[d] != kStaticDim) labels.push_back(x[d]);
+        else fixed |= xs[d] != 1;
+      }
+      if (labels.size() > 1 || (labels.size() == 1 && fixed))
+        stop(n, "it folds a symbolic dimension into a product of dimensions");
+      out[0][side] = labels.empty() ? kStaticDim : labels[0];
+    }
+    return;
+  }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    const DimLabelList& x = in_labels(0);
+    auto axes = ints_attr_or_input("axes", 1);
+    if (!axes) stop(n, "no axes");
+    std::set<size_t> at;
+    const size_t rank = op == "Squeeze" ? x.size() : os.size();
+    for (int64_t a : *axes) at.insert(static_cast<size_t>(normalize_axis(a, rank)));
+    if (op == "Squeeze") {
+      size_t o = 0;
+      for (size_t d = 0; d < x.size(); ++d) {
+        if (at.count(d)) {
+          if (x[d] != kStaticDim) stop(n, "it squeezes symbolic dimension " + name(x[d]));
+          continue;
+        }
+        out[0].at(o++) = x[d];
+      }
+    } else {
+      size_t i = 0;
+      for (size_t d = 0; d < os.size(); ++d) out[0][d] = at.count(d) ? kStaticDim : x.at(i++);
+    }
+    return;
+  }
+  if (op == "Gather") {
+    others_fixed(2);
+    const DimLabelList& data = in_labels(0);
+    const DimLabelList& idx = in_labels(1);
+    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 0), data.size()));
+    size_t o = 0;
+    for (size_t d = 0; d < axis; ++d) out[0].at(o++) = data[d];
+    for (int l : idx) out[0].at(o++) = l;
+    for (size_t d = axis + 1; d < data.size(); ++d) out[0].at(o++) = data[d];
+    return;
+  }
+  if (op == "Concat") {
+    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 0), os.size()));
+    bool along = false;
+    for (size_t d = 0; d < os.size(); ++d) {
+      int label = kStaticDim;
+      bool first = true;
+      for (const auto& i : input) {
+        if (!i) continue;
+        const int l = of(*i)[d];
+        if (d == axis) {
+          along |= l != kStaticDim;
+        } else if (!first && l != label) {
+          stop(n, "its operands' symbolic dimensions differ off the concatenated axis");
+        }
+        label = l;
+        first = false;
+      }
+      out[0][d] = d == axis ? kStaticDim : label;
+    }
+    if (along) out[0][axis] = fresh("concat" + std::to_string(n) + "_" + std::to_string(axis));
+    return;
+  }
+  if (op == "MatMul") {
+    in_labels(0);  // both present (else it stops)
+    in_labels(1);
+    if (in_shape(0).size() < 2 || in_shape(1).size() < 2) stop(n, "a MatMul of vectors");
+    out[0] = matmul(n, *input[0], *input[1], os.size());
+    return;
+  }
+  stop(n, "no rule says how its output follows symbolic input dimensions");
+}
+
+}  // namespace tensat

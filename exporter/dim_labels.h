@@ -1,0 +1,80 @@
+// DimLabels: the symbolic dimensions of a model's inputs, followed through a graph typed at
+// fixed input shapes, so that the exporter can write the optimized model back with the
+// symbolic dimensions its inputs declare (a dynamic batch stays dynamic).
+//
+// The graph was imported with --input-shape fixing every symbolic input dimension (the
+// language's shapes are static). A label names one symbolic dimension: an input's ("N"), or
+// one computed from labelled ones (a concat along a dynamic axis, a strided window over one).
+// Each operator of the language has a rule; opaque nodes have rules for the ONNX operators
+// whose output dimensions follow their operands' (elementwise, normalizations, softmax,
+// reductions, Gather, Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul). Where a rule
+// cannot say (a reshape that folds a dynamic dimension into a product, a split along one, a
+// fixed dimension meeting a dynamic one, an opaque operator without a rule) the analysis
+// stops with DimLabelError naming the node, and the model is written at the fixed shapes.
+//
+// Nothing here is trusted on its own: the pipeline verifies a model written with symbolic
+// dimensions at other values of them too (pipeline.cpp, "symbolic dimensions").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lang/graph.h"
+#include "lang/weights.h"
+#include "onnx_model/model_context.h"
+
+namespace tensat {
+
+class DimLabelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kStaticDim = -1;
+/// Per dimension of a tensor: kStaticDim, or the index of its label.
+using DimLabelList = std::vector<int>;
+
+/// The symbolic dimensions of the graph inputs: for each input fixed by --input-shape whose
+/// declaration has symbolic dimensions, the axis -> name of each ("N"; an unnamed one gets
+/// "INPUT_dimAXIS"). Empty when the model declares none (nothing to keep).
+std::map<std::string, std::map<size_t, std::string>> symbolic_input_dims(const ModelContext& ctx);
+
+class DimLabels {
+ public:
+  /// Labels every tensor of g. Throws DimLabelError (naming the node) where no rule applies.
+  DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights);
+
+  /// The labels of node n's tensor, or of part `part` of its tuple (split, multi-output opaque).
+  const DimLabelList& of(ir::NodeId n, size_t part = 0) const;
+  bool dynamic(ir::NodeId n) const;  ///< any labelled dimension (in any part)
+  const std::string& name(int label) const { return names_.at(static_cast<size_t>(label)); }
+  /// The target reshape node n writes: its static dimensions, 0 where it copies a dynamic
+  /// dimension of its input at the same axis, -1 for the one it infers.
+  const std::vector<int64_t>& reshape_target(ir::NodeId n) const { return targets_.at(n); }
+
+ private:
+  int fresh(const std::string& name);
+  [[noreturn]] void stop(ir::NodeId n, const std::string& why) const;
+  // The label of one axis several operands share (numpy broadcast: a fixed 1 broadcasts).
+  int merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t>>& dims) const;
+  DimLabelList matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank) const;
+  DimLabelList broadcast(ir::NodeId n, const std::vector<ir::NodeId>& operands, const Shape& out) const;
+  void label_node(ir::NodeId n);
+  void label_opaque(ir::NodeId n);
+  void label_reshape(ir::NodeId n);
+  std::vector<int64_t> constant_ints(ir::NodeId n) const;  ///< an integer weight's values, or stop
+
+  const ir::Graph& g_;
+  const ModelContext& ctx_;
+  const WeightStore& weights_;
+  std::map<std::string, std::map<size_t, std::string>> inputs_;
+  std::vector<std::string> names_;
+  std::map<std::string, int> by_name_;
+  std::vector<std::vector<DimLabelList>> labels_;  // node -> parts (one for a tensor)
+  std::map<ir::NodeId, std::vector<int64_t>> targets_;
+};
+
+}  // namespace tensat

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Symbolic input dimensions: a model exported with a dynamic batch (or sequence) is optimized
+at the --input-shape values and written back with the symbolic dimensions its inputs declare,
+checked by the tool at twice their values too; where it cannot keep them it says why and
+writes the fixed shapes. Each output is compared with its input under ONNX Runtime at several
+values of the symbolic dimensions.
+
+1. A small CNN (two convolutions reading one input, a Flatten-style Reshape whose target
+   PyTorch computes from Shape) with a dynamic batch: kept; equal at batch 1, 2, 3 and 7.
+2. Two symbolic dimensions (batch and sequence) through MatMul, Softmax and ReduceMean: kept.
+3. A constant computed from the batch (Range over Shape, folded at the fixed shape): written
+   at the fixed shapes, with the reason; the output's input is declared fixed.
+4. A Reshape that puts the batch second ([1, N, 16]), which at batch 1 looks like a copy of the
+   first axis: the check at twice the batch fails, and the fixed shapes are written instead.
+   Likewise a reshape of [N, S, 8] to [S, N, 8] fixed at N = S: the check takes N and S to
+   different values (6 and 7).
+5. --fixed-shapes and --verify off: the fixed shapes, with the reason.
+
+usage: symbolic_dims.py ONNX_TENSAT
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tensat_testlib as tl  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def weight(name, *shape):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * 0.3).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def save(nodes, inputs, outputs, inits, path, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+def cnn(path):
+    """Conv(x, w1), Conv(x, w2) -> Relu -> Add -> Reshape(Concat(Shape[0], -1)) -> MatMul."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("Add", ["r1", "r2"], ["s"]),
+        helper.make_node("Shape", ["s"], ["shp"]),
+        helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
+        helper.make_node("Reshape", ["s", "target"], ["flat"]),
+        helper.make_node("MatMul", ["flat", "wf"], ["y"]),
+    ]
+    inits = [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 3, 3, 3), weight("b2", 8),
+             weight("wf", 8 * 8 * 8, 10), i64("zero", 0), i64("axes0", [0]), i64("minus1", [-1])]
+    save(nodes, [x], [y], inits, path)
+
+
+def attention_like(path):
+    """x[N, S, 16] @ w -> Softmax(-1) -> ReduceMean over the features, keepdims 0 -> [N, S]."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S"])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", "S", 16])
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("Relu", ["q"], ["rq"]),
+        helper.make_node("Relu", ["k"], ["rk"]),
+        helper.make_node("Add", ["rq", "rk"], ["z"]),
+        helper.make_node("Softmax", ["z"], ["p"], axis=-1),
+        helper.make_node("ReduceMean", ["p"], ["y"], axes=[2], keepdims=0),
+    ]
+    save(nodes, [x], [y, z], [weight("wq", 16, 16), weight("wk", 16, 16)], path)
+
+
+def two_branches(second):
+    """ra = Relu(x @ w1) and second = Relu(x @ w2): two products of one input, which the
+    optimizer merges, so that each model below is rewritten (not kept as the input file)."""
+    return [
+        helper.make_node("MatMul", ["x", "w1"], ["a"]),
+        helper.make_node("MatMul", ["x", "w2"], ["b"]),
+        helper.make_node("Relu", ["a"], ["ra"]),
+        helper.make_node("Relu", ["b"], [second]),
+    ]
+
+
+def batch_constant(path):
+    """Two matmuls on x (a rewrite) plus Cast(Range(0, N)) broadcast onto the rows: the range
+    depends on the batch, and the import folds it at the fixed shape."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])
+    nodes = two_branches("rb") + [
+        helper.make_node("Add", ["ra", "rb"], ["s"]),
+        helper.make_node("Shape", ["x"], ["shp"]),
+        helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
+        helper.make_node("Range", ["zero", "n", "one"], ["rows"]),
+        helper.make_node("Cast", ["rows"], ["rowsf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["rowsf", "axes1"], ["col"]),
+        helper.make_node("Add", ["s", "col"], ["y"]),
+    ]
+    inits = [weight("w1", 16, 16), weight("w2", 16, 16), i64("zero", 0), i64("one", 1), i64("axes1", [1])]
+    save(nodes, [x], [y], inits, path)
+
+
+def batch_second(path):
+    """Relu(x @ w1) reshaped to [1, N, 16] (a target computed from Shape), and Relu(x @ w2)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "N", 16])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 16])
+    nodes = two_branches("z") + [
+        helper.make_node("Shape", ["ra"], ["shp"]),
+        helper.make_node("Concat", ["one", "shp"], ["target"], axis=0),
+        helper.make_node("Reshape", ["ra", "target"], ["y"]),
+    ]
+    save(nodes, [x], [y, z], [weight("w1", 16, 16), weight("w2", 16, 16), i64("one", [1])], path)
+
+
+def swapped(path):
+    """Relu(x @ w1) reshaped from [N, S, 8] to [S, N, 8] (a target computed from Shape), and
+    Relu(x @ w2): fixed at N = S the reshape looks like a copy of both."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["S", "N", 8])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", "S", 8])
+    nodes = two_branches("z") + [
+        helper.make_node("Shape", ["ra"], ["shp"]),
+        helper.make_node("Gather", ["shp", "order"], ["target"], axis=0),
+        helper.make_node("Reshape", ["ra", "target"], ["y"]),
+    ]
+    save(nodes, [x], [y, z], [weight("w1", 8, 8), weight("w2", 8, 8), i64("order", [1, 0, 2])], path)
+
+
+def run(tool, src, out, shapes, *flags):
+    """The JSON report and the human one (stderr)."""
+    rep = out + ".json"
+    args = [f for n, s in shapes.items() for f in ("--input-shape", n + ":" + "x".join(map(str, s)))]
+    p = subprocess.run([tool, src, out, "--report", rep, *args, *flags], capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise AssertionError(f"{os.path.basename(src)} {' '.join(flags)}: exit {p.returncode}: {p.stderr[-800:]}")
+    with open(rep) as f:
+        return json.load(f), p.stderr
+
+
+def declared(path, which="input"):
+    m = onnx.load(path)
+    vis = m.graph.input if which == "input" else m.graph.output
+    return {v.name: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim] for v in vis}
+
+
+def equal_at(src, out, shapes_list):
+    for i, shapes in enumerate(shapes_list):
+        feeds = tl.random_inputs(tl.session(src), seed=i, shapes=shapes)
+        err = tl.compare_models(src, out, feeds)
+        if err:
+            raise AssertionError(f"{os.path.basename(out)} at {shapes}: {err}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    a = ap.parse_args()
+    checks = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        path = lambda name: os.path.join(tmp, name)  # noqa: E731
+
+        # 1. Kept: the batch of a CNN.
+        cnn(path("cnn.onnx"))
+        r, err = run(a.tool, path("cnn.onnx"), path("cnn.out.onnx"), {"x": [2, 3, 8, 8]})
+        assert not r["kept_original"], "the CNN must be rewritten for this test to say anything"
+        sym = r["symbolic_dims"]
+        assert sym["kept"] == ["x: N"] and sym["checked_at"] == "x:4x3x8x8" and not sym["fixed_reason"], sym
+        assert "shapes: symbolic input dimensions kept (x: N), verified at the fixed shapes and at x:4x3x8x8" in err, err
+        assert declared(path("cnn.out.onnx")) == {"x": ["N", 3, 8, 8]}, declared(path("cnn.out.onnx"))
+        assert declared(path("cnn.out.onnx"), "output") == {"y": ["N", 10]}
+        equal_at(path("cnn.onnx"), path("cnn.out.onnx"), [{"x": [b, 3, 8, 8]} for b in (1, 2, 3, 7)])
+        checks += 1
+
+        # 2. Kept: batch and sequence through opaque Softmax and ReduceMean.
+        attention_like(path("att.onnx"))
+        r, _ = run(a.tool, path("att.onnx"), path("att.out.onnx"), {"x": [2, 5, 16]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert sym["kept"] == ["x: N", "x: S"] and sym["checked_at"] == "x:4x10x16", sym
+        assert declared(path("att.out.onnx"), "output") == {"y": ["N", "S"], "z": ["N", "S", 16]}
+        equal_at(path("att.onnx"), path("att.out.onnx"), [{"x": [n, s, 16]} for n, s in ((2, 5), (1, 1), (3, 9))])
+        checks += 1
+
+        # 3. Fixed: a constant computed from the batch.
+        batch_constant(path("rows.onnx"))
+        r, err = run(a.tool, path("rows.onnx"), path("rows.out.onnx"), {"x": [4, 16]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert not sym["kept"] and "symbolic dimension N meets a fixed one" in sym["fixed_reason"], sym
+        assert "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: " in err, err
+        assert declared(path("rows.out.onnx")) == {"x": [4, 16]}
+        equal_at(path("rows.onnx"), path("rows.out.onnx"), [{"x": [4, 16]}])
+        checks += 1
+
+        # 4. Fixed after the check at twice the batch fails.
+        batch_second(path("second.onnx"))
+        r, _ = run(a.tool, path("second.onnx"), path("second.out.onnx"), {"x": [1, 16]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:2x16: "), sym
+        assert r["verify"]["passed"]
+        assert declared(path("second.out.onnx")) == {"x": [1, 16]}
+        equal_at(path("second.onnx"), path("second.out.onnx"), [{"x": [1, 16]}])
+        checks += 1
+
+        # 4b. Two symbols fixed at one value are checked at different ones.
+        swapped(path("swap.onnx"))
+        r, _ = run(a.tool, path("swap.onnx"), path("swap.out.onnx"), {"x": [3, 3, 8]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:6x7x8: "), sym
+        equal_at(path("swap.onnx"), path("swap.out.onnx"), [{"x": [3, 3, 8]}])
+        checks += 1
+
+        # 5. --fixed-shapes, --verify off.
+        for flag, reason in (("--fixed-shapes", "--fixed-shapes"), ("--verify=off", "--verify off: ")):
+            r, _ = run(a.tool, path("cnn.onnx"), path("cnn.fixed.onnx"), {"x": [2, 3, 8, 8]}, flag)
+            sym = r["symbolic_dims"]
+            assert not sym["kept"] and sym["fixed_reason"].startswith(reason), sym
+            assert declared(path("cnn.fixed.onnx")) == {"x": [2, 3, 8, 8]}
+            equal_at(path("cnn.onnx"), path("cnn.fixed.onnx"), [{"x": [2, 3, 8, 8]}])
+            checks += 1
+    print(f"symbolic_dims: {checks} checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
