@@ -16,7 +16,12 @@ requirements.txt: several GB). Measured with torch 2.9.1, torchvision 0.24.1, tr
     python3 -m venv --system-site-packages /tmp/venv-torch
     /tmp/venv-torch/bin/pip install torch==2.9.1 torchvision==0.24.1 transformers==5.24.0 onnxscript==0.7.2
 
-usage: export_zoo.py OUT_DIR [--only NAME,...] [--exporters ts,dyn] [--ts-opset 17]
+With --dynamic, every input's first dimension is the symbolic "batch", and a text model's
+second one "seq" (TorchScript's dynamic_axes, torch.export's Dim), as deployed models are
+exported; the files are tsd_/dynd_<name>.onnx. tools/check_exports.py fixes them with
+--input-shape and checks the output at other values too.
+
+usage: export_zoo.py OUT_DIR [--only NAME,...] [--exporters ts,dyn] [--ts-opset 17] [--dynamic]
 Writes OUT_DIR/<exporter>_<name>.onnx (existing files are kept); prints one line per export;
 an export PyTorch itself cannot do is printed as "skip" with its reason (exit 0).
 """
@@ -148,17 +153,31 @@ def build(name):
     return TextModel(m, name in ("gpt2", "llama", "mistral")), (ids, mask), ["input_ids", "attention_mask"]
 
 
-def export(name, exporter, path, ts_opset=17):
+def symbolic_axes(name, args):
+    """Per input: {axis: symbol}: the batch, and a text model's sequence."""
+    text = name in HF and name not in ("vit_hf", "mobilevit", "whisper_encoder")
+    return [{0: "batch", 1: "seq"} if text else {0: "batch"} for _ in args]
+
+
+def export(name, exporter, path, ts_opset=17, dynamic=False):
     torch.manual_seed(0)
     m, args, names = build(name)
     m.eval()
     tmp = path + ".tmp"
+    axes = symbolic_axes(name, args) if dynamic else None
+    if dynamic:  # at batch 2: torch.export specializes a dimension it sees as 1
+        args = tuple(torch.cat([a, a]) if isinstance(a, torch.Tensor) else a for a in args)
     with torch.no_grad():
         if exporter == "ts":
             torch.onnx.export(m, args, tmp, dynamo=False, opset_version=ts_opset, do_constant_folding=True,
-                              input_names=names)
+                              input_names=names, dynamic_axes=dict(zip(names, axes)) if axes else None)
         else:
-            torch.onnx.export(m, args, tmp, dynamo=True, input_names=names, external_data=False, optimize=True)
+            shapes = None
+            if axes:
+                dims = {"batch": torch.export.Dim("batch", max=64), "seq": torch.export.Dim("seq", max=512)}
+                shapes = tuple({a: dims[s] for a, s in ax.items()} for ax in axes)
+            torch.onnx.export(m, args, tmp, dynamo=True, input_names=names, external_data=False, optimize=True,
+                              dynamic_shapes=shapes)
     os.replace(tmp, path)
 
 
@@ -168,21 +187,23 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--exporters", default="ts,dyn")
     ap.add_argument("--ts-opset", type=int, default=17, help="the TorchScript exporter's opset (files ts<N>_ if not 17)")
+    ap.add_argument("--dynamic", action="store_true", help="symbolic batch (and sequence) dimensions: tsd_/dynd_ files")
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     names = [n for n in a.only.split(",") if n] or list(TV_CLASSIFY) + TV_OTHER + HF + NN
     for exporter in a.exporters.split(","):
         for name in names:
             prefix = f"ts{a.ts_opset}" if exporter == "ts" and a.ts_opset != 17 else exporter
+            prefix += "d" if a.dynamic else ""
             path = os.path.join(a.out_dir, f"{prefix}_{name}.onnx")
             if os.path.exists(path):
                 continue
             try:
-                export(name, exporter, path, a.ts_opset)
+                export(name, exporter, path, a.ts_opset, a.dynamic)
                 print(f"ok   {path}", flush=True)
             except Exception as e:  # noqa: BLE001 - PyTorch cannot export some networks one way
                 msg = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(str(e).split()))[:200]  # without colours
-                print(f"skip {exporter}_{name}: {type(e).__name__}: {msg}", flush=True)
+                print(f"skip {prefix}_{name}: {type(e).__name__}: {msg}", flush=True)
     return 0
 
 
