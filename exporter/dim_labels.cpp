@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -46,7 +47,6 @@ const onnx::AttributeProto* attribute(const onnx::NodeProto& n, std::string_view
   return nullptr;
 }
 
-int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
 }  // namespace
 
@@ -65,6 +65,15 @@ std::map<std::string, std::map<size_t, std::string>> symbolic_input_dims(const M
   return out;
 }
 
+std::string shape_derived_weight(const ir::Graph& g, const ModelContext& ctx) {
+  if (ctx.shape_derived.empty()) return "";
+  for (ir::NodeId n = 0; n < g.size(); ++n)
+    if (g.node(n).op == Op::Weight)
+      if (auto leaf = parse_leaf_id(g.node(g.node(n).children[0]).sym); leaf && ctx.shape_derived.count(leaf->name))
+        return leaf->name;
+  return "";
+}
+
 DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights)
     : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
   labels_.resize(g.size());
@@ -79,7 +88,9 @@ int DimLabels::fresh(const std::string& name) {
 }
 
 void DimLabels::stop(ir::NodeId n, const std::string& why) const {
+  // A node of the language by its operator and output shape, an opaque one by its ONNX node.
   std::string what(op_name(g_.node(n).op));
+  if (g_.type(n).kind == Kind::Tensor) what += " to " + shape_str(g_.type(n).tensor.shape);
   if (g_.node(n).op == Op::Opaque)
     if (auto id = parse_opaque_id(g_.param_sym(n, 0))) {
       const auto& on = ctx_.opaque.at(static_cast<size_t>(id->index)).node;
@@ -150,8 +161,8 @@ DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t 
   return r;
 }
 
-std::vector<int64_t> DimLabels::constant_ints(ir::NodeId n) const {
-  const ir::Node& nd = g_.node(n);
+std::vector<int64_t> DimLabels::constant_ints(ir::NodeId n, ir::NodeId c) const {
+  const ir::Node& nd = g_.node(c);
   if (nd.op == Op::Weight) {
     auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
     if (leaf && weights_.contains(leaf->name)) {
@@ -185,12 +196,19 @@ void DimLabels::label_node(ir::NodeId n) {
   }
   auto kid = [&](size_t i) -> const DimLabelList& { return of(nd.children[i]); };
   switch (nd.op) {
-    case Op::Num:
-    case Op::Sym:
     case Op::Weight:
+      if (auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym); leaf && ctx_.shape_derived.count(leaf->name))
+        stop(n, "'" + leaf->name + "' is a constant the import computed from the input shapes (Shape, Size), at "
+                "their fixed values");
+      return;
     case Op::Zeros:
     case Op::Enlarge:
-    case Op::Merge:
+    case Op::Merge:  // weights' shapes: fixed
+      for (ir::NodeId c : nd.children)
+        if (dynamic(c)) stop(n, "an operand with a symbolic dimension");
+      return;
+    case Op::Num:
+    case Op::Sym:
     case Op::Noop:
       return;
     case Op::Input: {
@@ -200,10 +218,27 @@ void DimLabels::label_node(ir::NodeId n) {
       if (it == inputs_.end()) return;
       for (const auto& [axis, nm] : it->second)
         if (axis < out[0].size()) out[0][axis] = fresh(nm);
+      // The declaration is written back: its fixed dimensions must be the ones optimized for.
+      for (const auto& d : ctx_.declared_inputs) {
+        if (d.name() != leaf->name) continue;
+        const auto& shape = d.type().tensor_type().shape();
+        for (int a = 0; a < shape.dim_size(); ++a)
+          if (shape.dim(a).has_dim_value() && shape.dim(a).dim_value() > 0 &&
+              (static_cast<size_t>(a) >= t.tensor.shape.size() ||
+               shape.dim(a).dim_value() != t.tensor.shape[static_cast<size_t>(a)]))
+            throw DimLabelError("input '" + leaf->name + "': --input-shape " + shape_str(t.tensor.shape) +
+                                " changes its fixed dimension " + std::to_string(a) + " (declared " +
+                                std::to_string(shape.dim(a).dim_value()) + ")");
+      }
       return;
     }
     case Op::Ewadd:
     case Op::Ewmul:
+      // Before opset 7 a broadcast is written with broadcast=1 and a Reshape of the smaller
+      // operand to its core (exporter.cpp add_binary): a fixed shape.
+      if (ctx_.default_opset < 7 && g_.type(nd.children[0]).tensor.shape != g_.type(nd.children[1]).tensor.shape &&
+          (dynamic(nd.children[0]) || dynamic(nd.children[1])))
+        stop(n, "a broadcast before opset 7 of an operand with a symbolic dimension");
       out[0] = broadcast(n, {nd.children[0], nd.children[1]}, t.tensor.shape);
       return;
     case Op::Relu:
@@ -220,9 +255,10 @@ void DimLabels::label_node(ir::NodeId n) {
       if (nd.children.size() > 3 && g_.type(nd.children[3]).kind == Kind::Tensor) {
         // The bias broadcasts onto the product.
         const DimLabelList& bias = kid(3);
+        const Shape& bs = g_.type(nd.children[3]).tensor.shape;
         const size_t off = rank - bias.size();
         for (size_t d = 0; d < bias.size(); ++d)
-          if (bias[d] != kStaticDim && bias[d] != out[0][d + off]) stop(n, "a bias with a symbolic dimension");
+          out[0][d + off] = merge_dims(n, {{out[0][d + off], t.tensor.shape[d + off]}, {bias[d], bs[d]}});
       }
       return;
     }
@@ -359,19 +395,25 @@ void DimLabels::label_opaque(ir::NodeId n) {
     for (size_t i = from; i < input.size(); ++i)
       if (input[i] && dynamic(*input[i])) stop(n, "input " + std::to_string(i) + " has a symbolic dimension");
   };
+  // An axis of a rank-`rank` tensor, negative ones counted from the end; out of range: stop.
+  auto axis_of = [&](int64_t axis, size_t rank) {
+    const int64_t r = static_cast<int64_t>(rank);
+    if (axis < -r || axis >= r) stop(n, "axis " + std::to_string(axis) + " outside rank " + std::to_string(rank));
+    return static_cast<size_t>(axis < 0 ? axis + r : axis);
+  };
   auto int_attr = [&](std::string_view a, int64_t def) {
     const onnx::AttributeProto* p = attribute(node, a);
     return p ? p->i() : def;
   };
   auto ints_attr_or_input = [&](std::string_view a, size_t input_index) -> std::optional<std::vector<int64_t>> {
     if (const onnx::AttributeProto* p = attribute(node, a)) return std::vector<int64_t>(p->ints().begin(), p->ints().end());
-    if (input_index < input.size() && input[input_index]) return constant_ints(*input[input_index]);
+    if (input_index < input.size() && input[input_index]) return constant_ints(n, *input[input_index]);
     return std::nullopt;
   };
   if (same_shape_ops().count(op)) {
     others_fixed(1);
-    for (auto& p : out) p = in_labels(0);  // Dropout's mask too
-    if (op == "LayerNormalization" && out.size() > 1) stop(n, "its mean and deviation outputs");
+    if (out.size() > 1 && op != "Dropout") stop(n, "its further outputs (statistics) have other shapes");
+    for (auto& p : out) p = in_labels(0);  // Dropout's mask has the input's shape
     return;
   }
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
@@ -408,7 +450,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
       return;  // over every axis: a fixed shape
     }
     std::set<size_t> reduced;
-    for (int64_t a : axes) reduced.insert(static_cast<size_t>(normalize_axis(a, x.size())));
+    for (int64_t a : axes) reduced.insert(axis_of(a, x.size()));
     size_t o = 0;
     for (size_t d = 0; d < x.size(); ++d) {
       if (reduced.count(d)) {
@@ -427,14 +469,15 @@ void DimLabels::label_opaque(ir::NodeId n) {
   if (op == "Transpose") {
     const DimLabelList& x = in_labels(0);
     const onnx::AttributeProto* p = attribute(node, "perm");
+    if (p && p->ints_size() != static_cast<int>(x.size())) stop(n, "a perm of another rank");
     for (size_t d = 0; d < x.size(); ++d)
-      out[0][d] = x[p ? static_cast<size_t>(p->ints(static_cast<int>(d))) : x.size() - 1 - d];
+      out[0][d] = x[p ? axis_of(p->ints(static_cast<int>(d)), x.size()) : x.size() - 1 - d];
     return;
   }
   if (op == "Flatten") {
     const DimLabelList& x = in_labels(0);
     const Shape& xs = in_shape(0);
-    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 1), x.size()));
+    const size_t axis = int_attr("axis", 1) == static_cast<int64_t>(x.size()) ? x.size() : axis_of(int_attr("axis", 1), x.size());
     for (size_t side = 0; side < 2; ++side) {
       // A side of one symbolic dimension and fixed 1s is that dimension; else a product.
       const size_t lo = side == 0 ? 0 : axis, hi = side == 0 ? axis : x.size();
@@ -456,7 +499,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
     if (!axes) stop(n, "no axes");
     std::set<size_t> at;
     const size_t rank = op == "Squeeze" ? x.size() : os.size();
-    for (int64_t a : *axes) at.insert(static_cast<size_t>(normalize_axis(a, rank)));
+    for (int64_t a : *axes) at.insert(axis_of(a, rank));
     if (op == "Squeeze") {
       size_t o = 0;
       for (size_t d = 0; d < x.size(); ++d) {
@@ -476,7 +519,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
     others_fixed(2);
     const DimLabelList& data = in_labels(0);
     const DimLabelList& idx = in_labels(1);
-    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 0), data.size()));
+    const size_t axis = axis_of(int_attr("axis", 0), data.size());
     size_t o = 0;
     for (size_t d = 0; d < axis; ++d) out[0].at(o++) = data[d];
     for (int l : idx) out[0].at(o++) = l;
@@ -484,7 +527,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
     return;
   }
   if (op == "Concat") {
-    const auto axis = static_cast<size_t>(normalize_axis(int_attr("axis", 0), os.size()));
+    const size_t axis = axis_of(int_attr("axis", 0), os.size());
     bool along = false;
     for (size_t d = 0; d < os.size(); ++d) {
       int label = kStaticDim;

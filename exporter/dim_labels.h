@@ -20,6 +20,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lang/graph.h"
@@ -41,6 +42,11 @@ using DimLabelList = std::vector<int>;
 /// declaration has symbolic dimensions, the axis -> name of each ("N"; an unnamed one gets
 /// "INPUT_dimAXIS"). Empty when the model declares none (nothing to keep).
 std::map<std::string, std::map<size_t, std::string>> symbolic_input_dims(const ModelContext& ctx);
+
+/// The first weight of g that the import computed from input shapes (ModelContext::
+/// shape_derived), or "" if none: a graph with one keeps the fixed shapes (run this on the
+/// graph before fold_weights, which gives the weights it computes new names).
+std::string shape_derived_weight(const ir::Graph& g, const ModelContext& ctx);
 
 class DimLabels {
  public:
@@ -65,7 +71,7 @@ class DimLabels {
   void label_node(ir::NodeId n);
   void label_opaque(ir::NodeId n);
   void label_reshape(ir::NodeId n);
-  std::vector<int64_t> constant_ints(ir::NodeId n) const;  ///< an integer weight's values, or stop
+  std::vector<int64_t> constant_ints(ir::NodeId n, ir::NodeId c) const;  ///< n's integer constant input c, or stop
 
   const ir::Graph& g_;
   const ModelContext& ctx_;

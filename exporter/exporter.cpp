@@ -462,9 +462,8 @@ void Emitter::add_binary(const char* op_type, Operand a, Operand b, const std::s
     if (b.node && node(*b.node).op == Op::Weight && g_.type(*b.node).tensor.dtype == DType::F32) {
       bb = reshaped_initializer("legacy_broadcast", *b.node, core);
     } else {
-      if (labels_ && b.node && labels_->dynamic(*b.node))
-        throw DimLabelError(std::string(op_type) + " at opset " + std::to_string(ctx_.default_opset) +
-                            ": a legacy broadcast of an operand with symbolic dimensions");
+      if (labels_ && b.node && labels_->dynamic(*b.node))  // DimLabels stops such a graph before
+        throw ExportError("internal: a legacy broadcast of an operand with symbolic dimensions");
       bb = fresh("legacy_broadcast");
       add_reshape(b.name, core, bb);
     }
@@ -702,6 +701,7 @@ void Emitter::declare_initializers_as_inputs() {
 // declaration has one there, else the label's.
 void Emitter::set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, const DimLabelList& labels,
                                  const onnx::TensorShapeProto* declared) {
+  assert(labels.size() == s.size() && "a label per dimension");
   sh->clear_dim();
   for (size_t d = 0; d < s.size(); ++d) {
     auto* dim = sh->add_dim();

@@ -18,8 +18,8 @@ namespace {
 class Folder {
  public:
   Folder(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-         const std::string& where)
-      : g_(g), opset_(opset), types_(types), where_(where) {
+         const std::string& where, std::unordered_set<std::string>& shape_derived)
+      : g_(g), opset_(opset), types_(types), where_(where), shape_derived_(shape_derived) {
     std::unordered_set<std::string> inputs;
     for (const auto& i : g.input()) inputs.insert(i.name());
     for (auto& t : *g.mutable_initializer())
@@ -40,6 +40,7 @@ class Folder {
         if (n.op_type() == "Identity") {  // alias, no copy
           if (const WeightData* v = n.input_size() == 1 ? value(n.input(0)) : nullptr) {
             known_[n.output(0)] = v;
+            if (shape_derived_.count(n.input(0))) shape_derived_.insert(n.output(0));
             done_.insert(n.output(0));
             changed = true;
           }
@@ -78,6 +79,11 @@ class Folder {
           continue;
         }
         const std::string out = n.output(0);
+        // From the shape of a tensor computed at run time, or from such a value.
+        bool derived = shape_op && !n.input(0).empty() && !known_.count(n.input(0)) && !inits_.count(n.input(0));
+        for (int k = 0; k < n.input_size() && !derived; ++k)
+          derived = !type_only_input(k) && shape_derived_.count(n.input(k));
+        if (derived) shape_derived_.insert(out);
         store_.push_back(std::move((*res)[0]));
         known_[out] = &store_.back();
         done_.insert(out);
@@ -141,13 +147,14 @@ class Folder {
   std::unordered_map<std::string, const WeightData*> known_;
   std::unordered_set<std::string> done_;
   std::deque<WeightData> store_;  // stable addresses
+  std::unordered_set<std::string>& shape_derived_;
 };
 
 }  // namespace
 
 int fold_constants(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-                   const std::string& where) {
-  return Folder(g, opset, types, where).run();
+                   const std::string& where, std::unordered_set<std::string>& shape_derived) {
+  return Folder(g, opset, types, where, shape_derived).run();
 }
 
 }  // namespace tensat::detail

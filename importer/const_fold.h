@@ -8,6 +8,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "lang/types.h"
 
@@ -19,7 +20,10 @@ namespace tensat::detail {
 /// it without a copy (the node stays, lowering removes it). Results without elements are used
 /// for further folding but stay nodes (a weight leaf has no empty dimension). `where` names
 /// the model in errors. Returns the number of nodes removed.
+/// `shape_derived` (kept across calls) collects the values folded from the shape of a tensor
+/// that is not a constant (Shape, Size) and everything computed from them: at the fixed input
+/// shapes they are constants, with symbolic input dimensions they would not be.
 int fold_constants(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-                   const std::string& where);
+                   const std::string& where, std::unordered_set<std::string>& shape_derived);
 
 }  // namespace tensat::detail

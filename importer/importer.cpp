@@ -459,7 +459,7 @@ void Importer::simplify(onnx::ModelProto& model) {
     std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
     for (const auto& vi : graph.value_info())
       if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
-    int folded = fold_constants(graph, out_.ctx.default_opset, types, source_);
+    int folded = fold_constants(graph, out_.ctx.default_opset, types, source_, out_.ctx.shape_derived);
     out_.stats.folded_nodes += folded;
     typed += infer_missing_types(graph, out_.ctx.default_opset);
     if (folded == 0 && typed == 0) break;

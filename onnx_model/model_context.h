@@ -7,6 +7,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tensat {
@@ -50,6 +51,10 @@ struct ModelContext {
   /// symbolic dimensions and shape inference refined them (`header` has the fixed ones): the
   /// exporter writes these back when it keeps the symbolic dimensions (exporter/dim_labels.h).
   std::vector<onnx::ValueInfoProto> declared_inputs, declared_outputs;
+  /// Values the import folded from the shape of a tensor computed at run time (Shape, Size)
+  /// and what was computed from them (importer/const_fold.h): constants only at the fixed
+  /// input shapes. A weight of one of these names keeps the output at the fixed shapes.
+  std::unordered_set<std::string> shape_derived;
   /// Canonical paths of the external data files the model was read from (external_data.h):
   /// an output must never overwrite one of them.
   std::vector<std::string> external_data_files;

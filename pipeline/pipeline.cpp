@@ -271,39 +271,54 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   eopts.external_data = o.external_data ? ExternalDataMode::Always : ExternalDataMode::Auto;
   // Symbolic input dimensions: kept where the output can be checked at other values of them.
   const bool symbolic_inputs = !symbolic_input_dims(imp.ctx).empty();
-  if (symbolic_inputs && o.keep_symbolic_dims) {
-    if (verify_on) eopts.keep_symbolic_dims = true;
-    else rep.symbolic.fixed_reason = "--verify off: an output with symbolic dimensions is only written verified";
-  } else if (symbolic_inputs) {
-    rep.symbolic.fixed_reason = "--fixed-shapes";
-  }
+  const bool try_symbolic = symbolic_inputs && o.keep_symbolic_dims && verify_on.has_value();
+  const std::string fixed_by_flags = !symbolic_inputs ? ""
+                                     : !o.keep_symbolic_dims
+                                         ? "--fixed-shapes"
+                                         : !verify_on ? "--verify off: an output with symbolic dimensions is only written verified"
+                                                      : "";
   const ir::Graph* written = nullptr;
-  // Folds and exports a graph to fresh temporary files (again for the original, if timing
-  // keeps it, or at the fixed shapes, if the symbolic ones fail).
-  auto write_graph = [&](const ir::Graph& graph) {
-    written = &graph;
-    FoldStats fs;
-    ir::Graph folded = fold_weights(graph, imp.weights, &fs);
+  // New temporary files for the output (again for each export).
+  auto restage = [&] {
     staging.reset();
     try {
       staging.emplace(o.output);
     } catch (const FileError& e) {
       throw UsageError(e.what());
     }
+  };
+  // Folds and exports a graph to fresh temporary files (again for the original, if timing
+  // keeps it, or at the fixed shapes, if the symbolic ones fail), with the symbolic input
+  // dimensions where `symbolic` and the graph allows.
+  auto write_graph = [&](const ir::Graph& graph, bool symbolic) {
+    written = &graph;
+    rep.symbolic = {};
+    rep.symbolic.fixed_reason = fixed_by_flags;
+    eopts.keep_symbolic_dims = symbolic;
+    if (symbolic) {
+      // A constant computed from the input shapes is only right at the fixed ones (a mask, a
+      // range of positions); fold_weights would hide it under a new name.
+      if (const std::string w = shape_derived_weight(graph, imp.ctx); !w.empty()) {
+        rep.symbolic.fixed_reason = "'" + w + "' is a constant the import computed from the input shapes (Shape, "
+                                    "Size), at their fixed values";
+        eopts.keep_symbolic_dims = false;
+      }
+    }
+    FoldStats fs;
+    ir::Graph folded = fold_weights(graph, imp.weights, &fs);
+    restage();
     ExportStats es;
     try {
       export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
     } catch (const DimLabelError& e) {
-      // Written at the fixed shapes instead (to fresh temporary files).
+      // Thrown before any tensor is written: written at the fixed shapes instead.
       rep.symbolic.fixed_reason = e.what();
       eopts.keep_symbolic_dims = false;
-      staging.reset();
-      staging.emplace(o.output);
+      restage();
       es = ExportStats{};
       export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
     }
     rep.symbolic.kept = es.symbolic_dims;
-    rep.symbolic.checked_at.clear();
     rep.folded_weights = fs.folded;
     rep.ops_after = es.op_counts;
     rep.external_data = es.external_data;
@@ -319,17 +334,12 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // not verified: it is the model itself.
   bool output_is_input = false;
   auto write_original = [&] {
-    if (!imp.ctx.external_data_files.empty() || o.external_data) return write_graph(imp.graph);
+    if (!imp.ctx.external_data_files.empty() || o.external_data) return write_graph(imp.graph, try_symbolic);
     std::error_code ec;
     const auto size = std::filesystem::file_size(o.input, ec);
     std::ifstream in(o.input, std::ios::binary);
     if (ec || !in) throw UsageError(o.input + ": cannot be read again to write it as the output");
-    staging.reset();
-    try {
-      staging.emplace(o.output);
-    } catch (const FileError& e) {
-      throw UsageError(e.what());
-    }
+    restage();
     std::string chunk(1 << 20, '\0');
     uintmax_t copied = 0;
     while (in) {
@@ -357,7 +367,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   if (rep.kept_original)
     write_original();
   else
-    write_graph(best);
+    write_graph(best, try_symbolic);
   // Re-imports the staged model (its data file is not in place yet).
   auto import_staged = [&] {
     ImportOptions vopts = iopts;
@@ -373,28 +383,35 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     ImportResult opt = import_staged();
     rep.verify = verify_models(imp, opt, *verify_on, o.seed);
     rep.verify_ran = true;
-    if (!rep.verify.passed || rep.symbolic.kept.empty()) return opt;
-    std::string at;
-    ImportOptions other = iopts;
-    other.input_shapes = doubled_symbolic(imp.ctx, o.input_shapes, at);
+    if (rep.symbolic.kept.empty()) return opt;
     std::string why;
-    try {
-      ImportResult original2 = import_onnx_file(o.input, other);
-      other.external_data_files = staging->redirects();
-      ImportResult opt2 = import_onnx_file(staging->model_temp_path(), other);
-      VerifyResult v2 = verify_models(original2, opt2, *verify_on, o.seed);
-      if (!v2.passed) why = "at " + at + ": " + v2.failure;
-    } catch (const std::exception& e) {  // an import or executor error there: not kept either
-      why = "at " + at + ": " + e.what();
-    }
-    if (why.empty()) {
-      rep.symbolic.checked_at = at;
-      return opt;
+    if (!rep.verify.passed) {
+      why = "the output failed verification at the fixed shapes";  // (--force writes the fixed ones)
+    } else {
+      std::string at;
+      ImportOptions other = iopts;
+      other.input_shapes = doubled_symbolic(imp.ctx, o.input_shapes, at);
+      // An import or executor error there: not kept either (the message says which model).
+      const char* stage = "the original";
+      try {
+        ImportResult original2 = import_onnx_file(o.input, other);
+        stage = "the output";
+        other.external_data_files = staging->redirects();
+        ImportResult opt2 = import_onnx_file(staging->model_temp_path(), other);
+        stage = "running both";
+        VerifyResult v2 = verify_models(original2, opt2, *verify_on, o.seed);
+        if (!v2.passed) why = "not verified at " + at + ": " + v2.failure;
+      } catch (const std::exception& e) {
+        why = "not verified at " + at + ": " + stage + ": " + e.what();
+      }
+      if (why.empty()) {
+        rep.symbolic.checked_at = at;
+        return opt;
+      }
     }
     spdlog::info("symbolic input dimensions not kept: {}", why);
-    rep.symbolic.fixed_reason = "not verified " + why;
-    eopts.keep_symbolic_dims = false;
-    write_graph(*written);
+    write_graph(*written, false);
+    rep.symbolic.fixed_reason = why;
     opt = import_staged();
     rep.verify = verify_models(imp, opt, *verify_on, o.seed);
     return opt;

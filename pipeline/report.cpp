@@ -253,7 +253,7 @@ void PipelineReport::print(FILE* out) const {
                  verify_opaque_text(verify).c_str());
   else
     std::fprintf(out, "verification: off\n");
-  if (!symbolic.kept.empty()) {
+  if (!symbolic.kept.empty()) {  // (kept only where verified at both shapes: pipeline.cpp)
     std::string dims;
     for (const auto& d : symbolic.kept) dims += (dims.empty() ? "" : ", ") + d;
     std::fprintf(out, "shapes: symbolic input dimensions kept (%s), verified at the fixed shapes and at %s\n",

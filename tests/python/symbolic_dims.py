@@ -9,11 +9,13 @@ values of the symbolic dimensions.
    PyTorch computes from Shape) with a dynamic batch: kept; equal at batch 1, 2, 3 and 7.
 2. Two symbolic dimensions (batch and sequence) through MatMul, Softmax and ReduceMean: kept.
 3. A constant computed from the batch (Range over Shape, folded at the fixed shape): written
-   at the fixed shapes, with the reason; the output's input is declared fixed.
+   at the fixed shapes, with the reason; the output's input is declared fixed. At batch 1 too,
+   where the folded [[0]] broadcasts like a bias and the check at batch 2 could not tell.
 4. A Reshape that puts the batch second ([1, N, 16]), which at batch 1 looks like a copy of the
    first axis: the check at twice the batch fails, and the fixed shapes are written instead.
    Likewise a reshape of [N, S, 8] to [S, N, 8] fixed at N = S: the check takes N and S to
    different values (6 and 7).
+   An --input-shape that changes a fixed dimension the input declares: the fixed shapes.
 5. --fixed-shapes and --verify off: the fixed shapes, with the reason.
 
 usage: symbolic_dims.py ONNX_TENSAT
@@ -53,25 +55,29 @@ def save(nodes, inputs, outputs, inits, path, opset=17):
     onnx.save(m, path)
 
 
-def cnn(path):
-    """Conv(x, w1), Conv(x, w2) -> Relu -> Add -> Reshape(Concat(Shape[0], -1)) -> MatMul."""
+def cnn(path, flatten=True):
+    """Conv(x, w1), Conv(x, w2) -> Relu -> Add -> Reshape(Concat(Shape[0], -1)) -> MatMul
+    (without flatten: the sum is the output)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10] if flatten else ["N", 8, 8, 8])
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Conv", ["x", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
         helper.make_node("Relu", ["c2"], ["r2"]),
-        helper.make_node("Add", ["r1", "r2"], ["s"]),
-        helper.make_node("Shape", ["s"], ["shp"]),
-        helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
-        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
-        helper.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
-        helper.make_node("Reshape", ["s", "target"], ["flat"]),
-        helper.make_node("MatMul", ["flat", "wf"], ["y"]),
+        helper.make_node("Add", ["r1", "r2"], ["s" if flatten else "y"]),
     ]
-    inits = [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 3, 3, 3), weight("b2", 8),
-             weight("wf", 8 * 8 * 8, 10), i64("zero", 0), i64("axes0", [0]), i64("minus1", [-1])]
+    inits = [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 3, 3, 3), weight("b2", 8)]
+    if flatten:
+        nodes += [
+            helper.make_node("Shape", ["s"], ["shp"]),
+            helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
+            helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+            helper.make_node("Concat", ["n1", "minus1"], ["target"], axis=0),
+            helper.make_node("Reshape", ["s", "target"], ["flat"]),
+            helper.make_node("MatMul", ["flat", "wf"], ["y"]),
+        ]
+        inits += [weight("wf", 8 * 8 * 8, 10), i64("zero", 0), i64("axes0", [0]), i64("minus1", [-1])]
     save(nodes, [x], [y], inits, path)
 
 
@@ -204,15 +210,19 @@ def main():
         checks += 1
 
         # 3. Fixed: a constant computed from the batch.
+        # At batch 1 the folded range is [[0]], which broadcasts like a bias, and at batch 2 the
+        # check would see [[0], [1]] both ways: only its origin tells (ModelContext::shape_derived).
         batch_constant(path("rows.onnx"))
-        r, err = run(a.tool, path("rows.onnx"), path("rows.out.onnx"), {"x": [4, 16]})
-        assert not r["kept_original"]
-        sym = r["symbolic_dims"]
-        assert not sym["kept"] and "symbolic dimension N meets a fixed one" in sym["fixed_reason"], sym
-        assert "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: " in err, err
-        assert declared(path("rows.out.onnx")) == {"x": [4, 16]}
-        equal_at(path("rows.onnx"), path("rows.out.onnx"), [{"x": [4, 16]}])
-        checks += 1
+        for n in (1, 4):
+            r, err = run(a.tool, path("rows.onnx"), path("rows.out.onnx"), {"x": [n, 16]})
+            assert not r["kept_original"]
+            sym = r["symbolic_dims"]
+            assert not sym["kept"] and sym["fixed_reason"] == (
+                "'col' is a constant the import computed from the input shapes (Shape, Size), at their fixed values"), sym
+            assert "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: " in err
+            assert declared(path("rows.out.onnx")) == {"x": [n, 16]}
+            equal_at(path("rows.onnx"), path("rows.out.onnx"), [{"x": [n, 16]}])
+            checks += 1
 
         # 4. Fixed after the check at twice the batch fails.
         batch_second(path("second.onnx"))
@@ -232,6 +242,15 @@ def main():
         sym = r["symbolic_dims"]
         assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:6x7x8: "), sym
         equal_at(path("swap.onnx"), path("swap.out.onnx"), [{"x": [3, 3, 8]}])
+        checks += 1
+
+        # 4c. An --input-shape that changes a fixed dimension the input declares.
+        cnn(path("convs.onnx"), flatten=False)
+        r, _ = run(a.tool, path("convs.onnx"), path("cnn.small.onnx"), {"x": [2, 3, 4, 4]})
+        sym = r["symbolic_dims"]
+        assert not sym["kept"] and sym["fixed_reason"] == (
+            "input 'x': --input-shape [2,3,4,4] changes its fixed dimension 2 (declared 8)"), sym
+        assert declared(path("cnn.small.onnx")) == {"x": [2, 3, 4, 4]}
         checks += 1
 
         # 5. --fixed-shapes, --verify off.
