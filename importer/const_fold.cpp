@@ -79,8 +79,9 @@ class Folder {
           continue;
         }
         const std::string out = n.output(0);
-        // From the shape of a tensor computed at run time, or from such a value.
-        bool derived = shape_op && !n.input(0).empty() && !known_.count(n.input(0)) && !inits_.count(n.input(0));
+        // From the shape of a tensor computed at run time or of such a value, or from such a value.
+        bool derived = shape_op && !n.input(0).empty() &&
+                       ((!known_.count(n.input(0)) && !inits_.count(n.input(0))) || shape_derived_.count(n.input(0)));
         for (int k = 0; k < n.input_size() && !derived; ++k)
           derived = !type_only_input(k) && shape_derived_.count(n.input(k));
         if (derived) shape_derived_.insert(out);

@@ -52,7 +52,7 @@ std::string node_key(const onnx::NodeProto& n, const std::vector<std::string>& i
 
 }  // namespace
 
-int eliminate_common_subexpressions(onnx::GraphProto& g) {
+int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived) {
   const std::unordered_set<std::string> pinned = pinned_names(g);
   std::unordered_set<std::string> inputs;
   for (const auto& i : g.input()) inputs.insert(i.name());
@@ -71,6 +71,7 @@ int eliminate_common_subexpressions(onnx::GraphProto& g) {
         anon.clear_doc_string();
         std::string key;
         anon.SerializeToString(&key);
+        key += shape_derived.count(t.name()) ? 'd' : 'c';
         auto [it, fresh] = by_content.emplace(std::move(key), t.name());
         if (!fresh) {
           alias[t.name()] = it->second;

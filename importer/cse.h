@@ -6,6 +6,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstddef>
+#include <string>
+#include <unordered_set>
 
 namespace tensat::detail {
 
@@ -18,7 +20,9 @@ inline constexpr size_t kCseMaxConstantBytes = size_t{1} << 20;
 /// node's outputs instead and it is removed. An output that is a graph output or is read by a
 /// subgraph keeps its name through an Identity of the earlier output. Nodes with random
 /// results (RandomNormal, Multinomial, Bernoulli, Dropout, ...) are never merged. Returns the
-/// number of nodes and initializers merged away.
-int eliminate_common_subexpressions(onnx::GraphProto& g);
+/// number of nodes and initializers merged away. An initializer in `shape_derived` (computed
+/// from the input shapes, const_fold.h) is merged only with another such one: the name kept
+/// must carry the mark.
+int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived);
 
 }  // namespace tensat::detail

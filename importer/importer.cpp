@@ -126,7 +126,15 @@ ir::NodeId Importer::value(const onnx::NodeProto& n, int i) const {
   return it->second;
 }
 
-const WeightData* Importer::constant(const onnx::NodeProto& n, int i) const {
+const WeightData* Importer::constant(const onnx::NodeProto& n, int i) {
+  const WeightData* w = shape_constant(n, i);
+  if (w && out_.ctx.shape_derived.count(n.input(i)))
+    out_.fixed_dim_uses.push_back({std::nullopt, 0,
+                                   where(n) + ": reads '" + n.input(i) + "', computed from the input shapes"});
+  return w;
+}
+
+const WeightData* Importer::shape_constant(const onnx::NodeProto& n, int i) const {
   if (!has_input(n, i)) return nullptr;
   ir::NodeId id = value(n, i);
   const ir::Node& node = g_.node(id);
@@ -381,11 +389,14 @@ void Importer::import_node(const onnx::NodeProto& n) {
     if (!n.input(i).empty()) (void)value(n, i);  // undefined inputs are an error either way
   bool covered = n.domain().empty() || n.domain() == "ai.onnx";
   if (covered) {
+    const size_t uses = out_.fixed_dim_uses.size();  // a node kept opaque resolves nothing
     try {
       if (lower_node(*this, n)) return;
+      out_.fixed_dim_uses.resize(uses);
       make_opaque(n, "not in the tensor language");
       return;
     } catch (const NotLowerable& e) {
+      out_.fixed_dim_uses.resize(uses);
       spdlog::debug("{}: kept opaque: {}", where(n), e.reason);
       make_opaque(n, e.reason);
       return;
@@ -469,7 +480,7 @@ void Importer::simplify(onnx::ModelProto& model) {
     }
   }
   spdlog::debug("{}: constant folding and shape inference: {} rounds", source_, std::min(round + 1, kMaxRounds));
-  out_.stats.cse_merged = eliminate_common_subexpressions(graph);
+  out_.stats.cse_merged = eliminate_common_subexpressions(graph, out_.ctx.shape_derived);
   out_.stats.dead_nodes = eliminate_dead_code(graph);
   if (out_.stats.folded_nodes || out_.stats.cse_merged || out_.stats.dead_nodes)
     spdlog::info("{}: before lowering: {} nodes folded to constants, {} merged (CSE), {} dead nodes removed",
@@ -587,7 +598,15 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   graph.clear_value_info();
   ctx.header = std::move(model);
   ctx.header.set_ir_version(ir_version);
-  out_.graph = out_.graph.compact();
+  std::vector<int64_t> remap;
+  out_.graph = out_.graph.compact(&remap);
+  std::vector<FixedDimUse> uses;
+  for (auto& u : out_.fixed_dim_uses) {
+    if (u.node && remap[*u.node] < 0) continue;  // read by nothing that stayed
+    if (u.node) u.node = static_cast<ir::NodeId>(remap[*u.node]);
+    uses.push_back(std::move(u));
+  }
+  out_.fixed_dim_uses = std::move(uses);
   spdlog::debug("{}: imported {} ONNX nodes into {} graph nodes ({} opaque)", source_, out_.stats.onnx_nodes,
                 out_.graph.size(), out_.stats.opaque_nodes);
 }

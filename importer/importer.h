@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "lang/graph.h"
@@ -43,11 +44,23 @@ struct ImportStats {
   std::map<std::string, int> opaque_reasons;   ///< "OpType: reason" -> count
 };
 
+/// What the import resolved against the fixed input shapes (--input-shape) that an output with
+/// symbolic dimensions could not follow (exporter/dim_labels.h): dimension `axis` of `node`
+/// (a Slice dropped as covering the axis at its fixed size, SAME padding with a stride), or,
+/// without a node, a constant computed from the input shapes that lowering built into the
+/// graph (a Clip bound, a batch norm's statistics, a bias).
+struct FixedDimUse {
+  std::optional<ir::NodeId> node;  ///< in ImportResult::graph
+  size_t axis = 0;
+  std::string what;
+};
+
 struct ImportResult {
   ir::Graph graph;
   WeightStore weights;
   ModelContext ctx;
   ImportStats stats;
+  std::vector<FixedDimUse> fixed_dim_uses;
 };
 
 /// Reads and imports a model file. Throws ImportError for bad input.

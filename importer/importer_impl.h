@@ -40,8 +40,17 @@ class Importer {
     return i < n.input_size() && !n.input(i).empty();
   }
   const ValueType& type_of(ir::NodeId id) const { return g_.type(id); }
-  /// Constant data behind an input, if it is a weight (initializer or Constant).
-  const WeightData* constant(const onnx::NodeProto& n, int i) const;
+  /// Constant data behind an input, if it is a weight (initializer or Constant). One computed
+  /// from the input shapes (ModelContext::shape_derived) is recorded as a FixedDimUse: what
+  /// lowering builds from it holds at the fixed shapes only.
+  const WeightData* constant(const onnx::NodeProto& n, int i);
+  /// The same for a shape argument (a Reshape target, Split sizes, Slice bounds), which the
+  /// lowered graph keeps as shapes the exporter's labels follow: not recorded.
+  const WeightData* shape_constant(const onnx::NodeProto& n, int i) const;
+  /// Records that lowering resolved dimension `axis` of `x` at its fixed size.
+  void fixed_dim_use(ir::NodeId x, size_t axis, const onnx::NodeProto& n, const std::string& what) {
+    out_.fixed_dim_uses.push_back({x, axis, where(n) + ": " + what});
+  }
   /// Binds an output name of the current node to a value.
   void bind(const std::string& name, ir::NodeId id) { env_[name] = id; }
   /// Number of readers of a tensor (graph outputs count as readers).

@@ -73,7 +73,8 @@ struct Window {
   Pads pads;
 };
 
-Window window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh, int64_t kw) {
+Window window_attrs(Importer& im, const onnx::NodeProto& n, ir::NodeId xid, const Shape& x, int64_t kh,
+                    int64_t kw) {
   Window w{kh, kw, 1, 1, {}};
   auto strides = attr_ints(n, "strides");
   if (!strides.empty()) {
@@ -101,6 +102,9 @@ Window window_attrs(const onnx::NodeProto& n, const Shape& x, int64_t kh, int64_
     };
     same(x[2], kh, w.sh, w.pads.top, w.pads.bottom);
     same(x[3], kw, w.sw, w.pads.left, w.pads.right);
+    // With a stride the padding depends on the size (its remainder), fixed here.
+    if (w.sh > 1) im.fixed_dim_use(xid, 2, n, auto_pad + " padding with stride " + std::to_string(w.sh));
+    if (w.sw > 1) im.fixed_dim_use(xid, 3, n, auto_pad + " padding with stride " + std::to_string(w.sw));
   } else {
     cannot("auto_pad " + auto_pad);
   }
@@ -122,7 +126,7 @@ void lower_conv(Importer& im, const onnx::NodeProto& n) {
   if (group <= 0 || ws[1] * group != xs[1])
     invalid("group " + std::to_string(group) + " does not fit input channels " + std::to_string(xs[1]) +
             " and weight " + shape_str(ws) + " (weight dimension 1 must be channels / group)");
-  Window win = window_attrs(n, xs, ws[2], ws[3]);
+  Window win = window_attrs(im, n, x, xs, ws[2], ws[3]);
   ir::NodeId bias = im.g().sym("none");
   if (im.has_input(n, 2)) {
     bias = im.value(n, 2);
@@ -386,7 +390,7 @@ void lower_pool(Importer& im, const onnx::NodeProto& n, Op op) {
   if (xs.size() != 4) cannot("only 2-D pooling is covered");
   auto ks = attr_ints(n, "kernel_shape");
   if (ks.size() != 2) cannot("kernel_shape must have 2 values");
-  Window w = window_attrs(n, xs, ks[0], ks[1]);
+  Window w = window_attrs(im, n, x, xs, ks[0], ks[1]);
   auto& g = im.g();
   std::vector<ir::NodeId> kids = {g.num(w.kh), g.num(w.kw), g.num(w.sh), g.num(w.sw),
                                   g.sym(pad_symbol(w.pads, w.kh, w.kw))};
@@ -437,7 +441,7 @@ void lower_split(Importer& im, const onnx::NodeProto& n) {
   int64_t dim = xs[static_cast<size_t>(axis)];
   std::vector<int64_t> sizes = attr_ints(n, "split");
   if (im.has_input(n, 1)) {
-    const WeightData* s = im.constant(n, 1);
+    const WeightData* s = im.shape_constant(n, 1);
     if (!s) cannot("split sizes are not constant");
     sizes = int_values(*s);
   }
@@ -481,7 +485,7 @@ void lower_slice(Importer& im, const onnx::NodeProto& n) {
   } else {
     auto get = [&](int i, std::vector<int64_t>& v) {
       if (!im.has_input(n, i)) return;
-      const WeightData* c = im.constant(n, i);
+      const WeightData* c = im.shape_constant(n, i);
       if (!c) cannot("slice arguments are not constant");
       v = int_values(*c);
     };
@@ -504,11 +508,19 @@ void lower_slice(Importer& im, const onnx::NodeProto& n) {
     seen[static_cast<size_t>(axis)] = true;
     if (steps[k] != 1) cannot("step != 1");
     int64_t d = xs[static_cast<size_t>(axis)], s = starts[k], e = ends[k];
+    // Covering the axis whatever its size: from 0 (or -infinity) to +infinity, as exporters
+    // write x[:, a:]. Any other bounds that cover it at this size may not at another.
+    constexpr int64_t kAnySize = int64_t{1} << 31;
+    const bool every_size = (s == 0 || s <= -kAnySize) && e >= kAnySize - 1;
     if (s < 0) s += d;
     if (e < 0) e += d;
     s = std::clamp<int64_t>(s, 0, d);
     e = std::clamp<int64_t>(e, 0, d);
     if (e <= s) cannot("empty slice");
+    if (s == 0 && e == d && !every_size)
+      im.fixed_dim_use(cur, static_cast<size_t>(axis), n,
+                       "a Slice [" + std::to_string(starts[k]) + ", " + std::to_string(ends[k]) + ") covers axis " +
+                           std::to_string(axis) + " at its fixed size " + std::to_string(d));
     if (s > 0) {
       cur = im.add(Op::Split1, {im.add(Op::Split, {g.num(axis), g.num(s), cur})});
       e -= s;
@@ -532,7 +544,7 @@ void lower_reshape(Importer& im, const onnx::NodeProto& n) {
   ir::NodeId x = im.value(n, 0);
   const Shape xs = tensor_shape(im, x);
   if (im.type_of(x).tensor.dtype != DType::F32) cannot("operand is not float32");
-  const WeightData* sw = im.constant(n, 1);
+  const WeightData* sw = im.shape_constant(n, 1);
   if (!sw) cannot("target shape is not constant");
   auto target = int_values(*sw);
   bool allowzero = attr_i(n, "allowzero", 0) != 0;

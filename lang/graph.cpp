@@ -72,8 +72,9 @@ std::vector<NodeId> Graph::outputs() const {
   return {root_};
 }
 
-Graph Graph::compact() const {
+Graph Graph::compact(std::vector<int64_t>* old_to_new) const {
   Graph g;
+  if (old_to_new) old_to_new->assign(nodes_.size(), -1);
   if (!has_root_) return g;
   std::vector<bool> live(nodes_.size(), false);
   live[root_] = true;
@@ -87,6 +88,7 @@ Graph Graph::compact() const {
     Node n = nodes_[i];
     for (auto& c : n.children) c = remap[c];
     remap[i] = g.add(std::move(n));
+    if (old_to_new) (*old_to_new)[i] = static_cast<int64_t>(remap[i]);
   }
   g.set_root(remap[root_]);
   return g;

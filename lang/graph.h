@@ -65,8 +65,9 @@ class Graph {
   /// The graph outputs in order: the children of a noop root, else the root itself.
   std::vector<NodeId> outputs() const;
 
-  /// Copies the nodes reachable from `root` into a new graph, in topological order.
-  Graph compact() const;
+  /// Copies the nodes reachable from `root` into a new graph, in topological order. With
+  /// `old_to_new`: each node's id there, -1 for one not copied.
+  Graph compact(std::vector<int64_t>* old_to_new = nullptr) const;
 
   /// Parameter access helpers (the child must be a Num / Sym node).
   int64_t param_int(NodeId n, size_t child) const;

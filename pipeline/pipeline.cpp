@@ -277,6 +277,25 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
                                          ? "--fixed-shapes"
                                          : !verify_on ? "--verify off: an output with symbolic dimensions is only written verified"
                                                       : "";
+  // What the import resolved at the fixed shapes along a symbolic dimension (importer.h,
+  // FixedDimUse), which no output with symbolic dimensions may keep: the first, or "".
+  const std::string fixed_by_import = [&]() -> std::string {
+    if (!try_symbolic) return "";
+    bool on_nodes = false;
+    for (const auto& u : imp.fixed_dim_uses) {
+      if (!u.node) return u.what;
+      on_nodes = true;
+    }
+    if (!on_nodes) return "";
+    try {
+      const DimLabels labels(imp.graph, imp.ctx, imp.weights);
+      for (const auto& u : imp.fixed_dim_uses)
+        if (labels.of(*u.node).at(u.axis) != kStaticDim) return u.what;
+    } catch (const DimLabelError& e) {
+      return std::string("the input graph: ") + e.what();
+    }
+    return "";
+  }();
   const ir::Graph* written = nullptr;
   // New temporary files for the output (again for each export).
   auto restage = [&] {
@@ -295,7 +314,10 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     rep.symbolic = {};
     rep.symbolic.fixed_reason = fixed_by_flags;
     eopts.keep_symbolic_dims = symbolic;
-    if (symbolic) {
+    if (symbolic && !fixed_by_import.empty()) {
+      rep.symbolic.fixed_reason = fixed_by_import;
+      eopts.keep_symbolic_dims = false;
+    } else if (symbolic) {
       // A constant computed from the input shapes is only right at the fixed ones (a mask, a
       // range of positions); fold_weights would hide it under a new name.
       if (const std::string w = shape_derived_weight(graph, imp.ctx); !w.empty()) {

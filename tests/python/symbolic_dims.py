@@ -15,7 +15,9 @@ values of the symbolic dimensions.
    first axis: the check at twice the batch fails, and the fixed shapes are written instead.
    Likewise a reshape of [N, S, 8] to [S, N, 8] fixed at N = S: the check takes N and S to
    different values (6 and 7).
-   An --input-shape that changes a fixed dimension the input declares: the fixed shapes.
+   An --input-shape that changes a fixed dimension the input declares: the fixed shapes. So do
+   what the import resolves at the fixed size (a Slice that covers the axis there, a Clip bound
+   from the sequence length, SAME padding with a stride).
 5. --fixed-shapes and --verify off: the fixed shapes, with the reason.
 
 usage: symbolic_dims.py ONNX_TENSAT
@@ -154,6 +156,37 @@ def swapped(path):
     save(nodes, [x], [y, z], [weight("w1", 8, 8), weight("w2", 8, 8), i64("order", [1, 0, 2])], path)
 
 
+def resolved_at_fixed(path, kind):
+    """What the import resolves against a fixed dimension (importer.h FixedDimUse), after two
+    products of x: a Slice [0, 20) of the sequence axis (at 8 it covers the axis and is dropped),
+    a Clip bound computed from the sequence length, or SAME padding with stride 2 (two convs)."""
+    if kind == "same":
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+        outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 8, "H2", "W2"]) for n in ("y1", "y2")]
+        nodes = [helper.make_node("Conv", ["x", f"w{i}"], [f"c{i}"], auto_pad="SAME_UPPER", strides=[2, 2])
+                 for i in (1, 2)] + [helper.make_node("Relu", [f"c{i}"], [f"y{i}"]) for i in (1, 2)]
+        save(nodes, [x], outs, [weight("w1", 8, 3, 3, 3), weight("w2", 8, 3, 3, 3)], path)
+        return
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S2", 16])
+    nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"])]
+    inits = [weight("w1", 16, 16), weight("w2", 16, 16)]
+    if kind == "slice":
+        nodes.append(helper.make_node("Slice", ["s", "zero1", "twenty", "one1"], ["y"]))
+        inits += [i64("zero1", [0]), i64("twenty", [20]), i64("one1", [1])]
+    else:  # Clip(s, 0, S / 8)
+        nodes += [
+            helper.make_node("Shape", ["x"], ["shp"]),
+            helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
+            helper.make_node("Cast", ["len"], ["lenf"], to=TensorProto.FLOAT),
+            helper.make_node("Div", ["lenf", "eight"], ["hi"]),
+            helper.make_node("Clip", ["s", "zerof", "hi"], ["y"]),
+        ]
+        inits += [i64("one", 1), numpy_helper.from_array(np.array(8, np.float32), "eight"),
+                  numpy_helper.from_array(np.array(0, np.float32), "zerof")]
+    save(nodes, [x], [y], inits, path)
+
+
 def run(tool, src, out, shapes, *flags):
     """The JSON report and the human one (stderr)."""
     rep = out + ".json"
@@ -252,6 +285,19 @@ def main():
             "input 'x': --input-shape [2,3,4,4] changes its fixed dimension 2 (declared 8)"), sym
         assert declared(path("cnn.small.onnx")) == {"x": [2, 3, 4, 4]}
         checks += 1
+
+        # 4d. Resolved by the import at the fixed size: the fixed shapes, and the reason.
+        for kind, shapes, reason in (
+                ("slice", {"x": [2, 8, 16]}, "(Slice): a Slice [0, 20) covers axis 1 at its fixed size 8"),
+                ("clip", {"x": [2, 8, 16]}, "(Clip): reads 'hi', computed from the input shapes"),
+                ("same", {"x": [1, 3, 8, 12]}, "(Conv): SAME_UPPER padding with stride 2")):
+            resolved_at_fixed(path(kind + ".onnx"), kind)
+            r, _ = run(a.tool, path(kind + ".onnx"), path(kind + ".out.onnx"), shapes)
+            assert not r["kept_original"], kind
+            sym = r["symbolic_dims"]
+            assert not sym["kept"] and reason in sym["fixed_reason"], (kind, sym)
+            equal_at(path(kind + ".onnx"), path(kind + ".out.onnx"), [shapes])
+            checks += 1
 
         # 5. --fixed-shapes, --verify off.
         for flag, reason in (("--fixed-shapes", "--fixed-shapes"), ("--verify=off", "--verify off: ")):
