@@ -136,7 +136,8 @@ int DimLabels::merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t
       label = l;
     }
   }
-  if (label != kStaticDim && fixed) stop(n, "symbolic dimension " + name(label) + " meets a fixed one of the same size");
+  if (label != kStaticDim && fixed)
+    stop(n, "symbolic dimension " + name(label) + " meets a fixed one of the same size");
   return label;
 }
 
@@ -283,7 +284,8 @@ void DimLabels::label_node(ir::NodeId n) {
         const int64_t k = d == 2 ? kh : kw, s = d == 2 ? sh : sw;
         const int64_t pad = d == 2 ? pads->top + pads->bottom : pads->left + pads->right;
         // Stride 1 and padding k - 1 keep the size; any other window computes a new one.
-        out[0][d] = s == 1 && pad == k - 1 ? in[d] : fresh(name(in[d]) + "_" + std::string(op_name(nd.op)) + std::to_string(n));
+        const std::string derived = name(in[d]) + "_" + std::string(op_name(nd.op)) + std::to_string(n);
+        out[0][d] = s == 1 && pad == k - 1 ? in[d] : fresh(derived);
       }
       return;
     }
@@ -406,7 +408,8 @@ void DimLabels::label_opaque(ir::NodeId n) {
     return p ? p->i() : def;
   };
   auto ints_attr_or_input = [&](std::string_view a, size_t input_index) -> std::optional<std::vector<int64_t>> {
-    if (const onnx::AttributeProto* p = attribute(node, a)) return std::vector<int64_t>(p->ints().begin(), p->ints().end());
+    if (const onnx::AttributeProto* p = attribute(node, a))
+      return std::vector<int64_t>(p->ints().begin(), p->ints().end());
     if (input_index < input.size() && input[input_index]) return constant_ints(n, *input[input_index]);
     return std::nullopt;
   };
@@ -477,7 +480,8 @@ void DimLabels::label_opaque(ir::NodeId n) {
   if (op == "Flatten") {
     const DimLabelList& x = in_labels(0);
     const Shape& xs = in_shape(0);
-    const size_t axis = int_attr("axis", 1) == static_cast<int64_t>(x.size()) ? x.size() : axis_of(int_attr("axis", 1), x.size());
+    const int64_t flatten_axis = int_attr("axis", 1);  // in [-rank, rank]
+    const size_t axis = flatten_axis == static_cast<int64_t>(x.size()) ? x.size() : axis_of(flatten_axis, x.size());
     for (size_t side = 0; side < 2; ++side) {
       // A side of one symbolic dimension and fixed 1s is that dimension; else a product.
       const size_t lo = side == 0 ? 0 : axis, hi = side == 0 ? axis : x.size();

@@ -708,7 +708,7 @@ void Emitter::set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, con
     if (labels[d] == kStaticDim) {
       dim->set_dim_value(s[d]);
     } else if (declared && declared->dim_size() == static_cast<int>(s.size()) &&
-               declared->dim(static_cast<int>(d)).has_dim_param() && !declared->dim(static_cast<int>(d)).dim_param().empty()) {
+               !declared->dim(static_cast<int>(d)).dim_param().empty()) {
       dim->set_dim_param(declared->dim(static_cast<int>(d)).dim_param());
     } else {
       dim->set_dim_param(labels_->name(labels[d]));
@@ -732,7 +732,8 @@ void Emitter::declare_symbolic_interface(const std::vector<NodeId>& outs, Export
     auto* tt = graph_->mutable_output(i)->mutable_type()->mutable_tensor_type();
     const onnx::TensorShapeProto* declared = nullptr;
     for (const auto& d : ctx_.declared_outputs)
-      if (d.name() == graph_->output(i).name() && d.type().tensor_type().has_shape()) declared = &d.type().tensor_type().shape();
+      if (d.name() == graph_->output(i).name() && d.type().tensor_type().has_shape())
+        declared = &d.type().tensor_type().shape();
     set_symbolic_shape(tt->mutable_shape(), vt.tensor.shape, labels_->of(outs[static_cast<size_t>(i)]), declared);
   }
 }

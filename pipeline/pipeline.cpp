@@ -272,11 +272,11 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // Symbolic input dimensions: kept where the output can be checked at other values of them.
   const bool symbolic_inputs = !symbolic_input_dims(imp.ctx).empty();
   const bool try_symbolic = symbolic_inputs && o.keep_symbolic_dims && verify_on.has_value();
-  const std::string fixed_by_flags = !symbolic_inputs ? ""
-                                     : !o.keep_symbolic_dims
-                                         ? "--fixed-shapes"
-                                         : !verify_on ? "--verify off: an output with symbolic dimensions is only written verified"
-                                                      : "";
+  std::string fixed_by_flags;  // why the fixed shapes are written whatever the graph
+  if (symbolic_inputs && !o.keep_symbolic_dims)
+    fixed_by_flags = "--fixed-shapes";
+  else if (symbolic_inputs && !verify_on)
+    fixed_by_flags = "--verify off: an output with symbolic dimensions is only written verified";
   // What the import resolved at the fixed shapes along a symbolic dimension (importer.h,
   // FixedDimUse), which no output with symbolic dimensions may keep: the first, or "".
   const std::string fixed_by_import = [&]() -> std::string {

@@ -259,7 +259,8 @@ void PipelineReport::print(FILE* out) const {
     std::fprintf(out, "shapes: symbolic input dimensions kept (%s), verified at the fixed shapes and at %s\n",
                  dims.c_str(), symbolic.checked_at.c_str());
   } else if (!symbolic.fixed_reason.empty()) {
-    std::fprintf(out, "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: %s\n",
+    std::fprintf(out,
+                 "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: %s\n",
                  symbolic.fixed_reason.c_str());
   }
   auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
