@@ -2,6 +2,7 @@
 #include "exporter/dim_labels.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -372,6 +373,7 @@ void DimLabels::label_reshape(ir::NodeId n) {
 void DimLabels::label_opaque(ir::NodeId n) {
   const ir::Node& nd = g_.node(n);
   auto id = parse_opaque_id(g_.param_sym(n, 0));
+  assert(id && "an opaque node's identifier parses (the graph type-checked it)");
   const OpaqueNode& on = ctx_.opaque.at(static_cast<size_t>(id->index));
   const onnx::NodeProto& node = on.node;
   const std::string& op = node.op_type();
