@@ -105,47 +105,25 @@ TEST(ShapeFallback, OpsetEighteenReductionsSplitAndPools) {
   EXPECT_EQ(all.graph.type(all.graph.outputs()[0]).tensor.shape, (Shape{}));
   auto none = imp(model("18", x, "", "e = Constant <value = int64[0] {}> ()\n y = ReduceMean <noop_with_empty_axes = 1> (x, e)"));
   EXPECT_EQ(none.graph.type(none.graph.outputs()[0]).tensor.shape, (Shape{2, 3, 4, 5}));
+  // Split-18 of x into the outputs `outs`, with the split sizes `s` where not "".
+  auto split18 = [](const std::string& x, const std::string& outs, const std::string& s, const std::string& attrs) {
+    return "<ir_version: 9, opset_import: [\"\" : 18]>\ng (" + x + " x) => (" + outs + ") " +
+           (s.empty() ? "" : "<int64[2] s = {" + s + "}> ") + "{\n  " + outs + " = Split <" + attrs + "> (x" +
+           (s.empty() ? "" : ", s") + ")\n}";
+  };
   // Split-18: num_outputs with a smaller last part, sizes as input, equal parts.
-  const char* split = R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,4,7] x) => (a, b, c) {
-  a, b, c = Split <axis = -1, num_outputs = 3> (x)
-})";
+  const std::string split = split18("float[1,4,7]", "a, b, c", "", "axis = -1, num_outputs = 3");
   EXPECT_EQ(typed(split, "a"), (std::vector<int64_t>{1, 4, 3}));
   EXPECT_EQ(typed(split, "c"), (std::vector<int64_t>{1, 4, 1}));
-  const char* sizes = R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 2}> {
-  a, b = Split <axis = 2> (x, s)
-})";
+  const std::string sizes = split18("float[1,4,7]", "a, b", "5, 2", "axis = 2");
   EXPECT_EQ(typed(sizes, "a"), (std::vector<int64_t>{1, 4, 5}));
   EXPECT_EQ(typed(sizes, "b"), (std::vector<int64_t>{1, 4, 2}));
-  const char* bad_sizes = R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 3}> {
-  a, b = Split <axis = 2> (x, s)
-})";
-  EXPECT_FALSE(typed(bad_sizes, "a"));
+  EXPECT_FALSE(typed(split18("float[1,4,7]", "a, b", "5, 3", "axis = 2"), "a"));
   // Refused by ONNX Runtime, left untyped: a negative last part (5 in 4: 2, 2, 2, -1), both
   // sizes and num_outputs, neither.
-  EXPECT_FALSE(typed(R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,5] x) => (a, b, c, d) {
-  a, b, c, d = Split <axis = 1, num_outputs = 4> (x)
-})",
-                     "a"));
-  EXPECT_FALSE(typed(R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,4,7] x) => (a, b) <int64[2] s = {5, 2}> {
-  a, b = Split <axis = 2, num_outputs = 2> (x, s)
-})",
-                     "a"));
-  EXPECT_FALSE(typed(R"(
-<ir_version: 9, opset_import: ["" : 18]>
-g (float[1,4,8] x) => (a, b) {
-  a, b = Split <axis = 2> (x)
-})",
-                     "a"));
+  EXPECT_FALSE(typed(split18("float[1,5]", "a, b, c, d", "", "axis = 1, num_outputs = 4"), "a"));
+  EXPECT_FALSE(typed(split18("float[1,4,7]", "a, b", "5, 2", "axis = 2, num_outputs = 2"), "a"));
+  EXPECT_FALSE(typed(split18("float[1,4,8]", "a, b", "", "axis = 2"), "a"));
   // AveragePool-19 with dilations; LpPool-18 with ceil_mode stays untyped.
   EXPECT_EQ(typed(model("19", "float[1,2,9,9] x", "",
                         "y = AveragePool <kernel_shape = [3, 3], dilations = [2, 2], strides = [2, 1], pads = [1, 0, 1, 0]> (x)"),
