@@ -75,17 +75,100 @@ std::string shape_derived_weight(const ir::Graph& g, const ModelContext& ctx) {
   return "";
 }
 
+void DimLabels::find_symbol_values() {
+  for (const auto& nd : g_.nodes()) {
+    if (nd.op != Op::Input) continue;
+    auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
+    if (!leaf) continue;
+    auto it = inputs_.find(leaf->name);
+    if (it == inputs_.end()) continue;
+    for (const auto& [axis, nm] : it->second)
+      if (axis < leaf->type.shape.size()) symbol_fixed_.emplace(nm, leaf->type.shape[axis]);
+  }
+}
+
 DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights)
     : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
+  find_symbol_values();
   labels_.resize(g.size());
   // Children come before their parents (ir::Graph is built bottom-up).
   for (ir::NodeId n = 0; n < g.size(); ++n) label_node(n);
+
+}
+
+DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights,
+                     const std::vector<ir::NodeId>& roots)
+    : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
+  find_symbol_values();
+  labels_.resize(g.size());
+  std::vector<bool> below(g.size(), false);
+  std::vector<ir::NodeId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const ir::NodeId n = stack.back();
+    stack.pop_back();
+    if (below[n]) continue;
+    below[n] = true;
+    for (ir::NodeId c : g.node(n).children) stack.push_back(c);
+  }
+  for (ir::NodeId n = 0; n < g.size(); ++n)
+    if (below[n]) label_node(n);
 }
 
 int DimLabels::fresh(const std::string& name) {
   auto [it, added] = by_name_.emplace(name, static_cast<int>(names_.size()));
-  if (added) names_.push_back(name);
+  if (added) {
+    names_.push_back(name);
+    factors_.push_back({it->second});
+    consts_.push_back(1);
+  }
   return it->second;
+}
+
+int DimLabels::product(const std::vector<int>& labels, int64_t c) {
+  std::vector<int> bases;
+  for (int l : labels) {
+    bases.insert(bases.end(), factors_.at(static_cast<size_t>(l)).begin(), factors_.at(static_cast<size_t>(l)).end());
+    c *= consts_.at(static_cast<size_t>(l));
+  }
+  std::sort(bases.begin(), bases.end(),
+            [&](int a, int b) { return names_[static_cast<size_t>(a)] < names_[static_cast<size_t>(b)]; });
+  assert(!bases.empty() && c >= 1);
+  if (bases.size() == 1 && c == 1) return bases[0];
+  std::string nm = c == 1 ? "" : std::to_string(c);
+  for (int b : bases) nm += (nm.empty() ? "" : "*") + names_[static_cast<size_t>(b)];
+  const int id = fresh(nm);
+  factors_[static_cast<size_t>(id)] = bases;
+  consts_[static_cast<size_t>(id)] = c;
+  return id;
+}
+
+int64_t DimLabels::const_factor(int label) const { return consts_.at(static_cast<size_t>(label)); }
+
+std::vector<std::string> DimLabels::factor_names(int label) const {
+  std::vector<std::string> out;
+  for (int b : factors_.at(static_cast<size_t>(label))) out.push_back(names_.at(static_cast<size_t>(b)));
+  return out;
+}
+
+bool DimLabels::input_symbols_only(int label) const {
+  for (int b : factors_.at(static_cast<size_t>(label)))
+    if (!symbol_fixed_.count(names_.at(static_cast<size_t>(b)))) return false;
+  return true;
+}
+
+std::optional<int64_t> DimLabels::fixed_value(int label) const {
+  int64_t v = consts_.at(static_cast<size_t>(label));
+  for (int b : factors_.at(static_cast<size_t>(label))) {
+    auto it = symbol_fixed_.find(names_.at(static_cast<size_t>(b)));
+    if (it == symbol_fixed_.end()) return std::nullopt;
+    v *= it->second;
+  }
+  return v;
+}
+
+const std::vector<int>* DimLabels::runtime_target(ir::NodeId n) const {
+  auto it = target_labels_.find(n);
+  return it == target_labels_.end() ? nullptr : &it->second;
 }
 
 void DimLabels::stop(ir::NodeId n, const std::string& why) const {
@@ -163,6 +246,154 @@ DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t 
   return r;
 }
 
+const ShapeValue* DimLabels::shape_value(ir::NodeId c) const {
+  const ir::Node& nd = g_.node(c);
+  if (nd.op != Op::Input) return nullptr;
+  auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
+  if (!leaf) return nullptr;
+  auto it = ctx_.shape_values.find(leaf->name);
+  return it == ctx_.shape_values.end() ? nullptr : &it->second;
+}
+
+bool DimLabels::symbolic_values(ir::NodeId c) const {
+  const ShapeValue* sv = shape_value(c);
+  if (!sv) return false;
+  return !sv->values_labelled ||
+         std::any_of(sv->value_labels.begin(), sv->value_labels.end(), [](const std::string& l) { return !l.empty(); });
+}
+
+std::vector<int64_t> DimLabels::value_ints(ir::NodeId n, ir::NodeId c) const {
+  const ir::Node& nd = g_.node(c);
+  if (const ShapeValue* sv = shape_value(c); sv && sv->values_labelled) {
+    auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
+    if (leaf && weights_.contains(leaf->name)) {
+      const WeightData& w = weights_.get(leaf->name);
+      std::vector<int64_t> v(w.count());
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (w.type.dtype == DType::I64) {
+          std::memcpy(&v[i], w.bytes.data() + i * sizeof(int64_t), sizeof(int64_t));
+        } else {
+          int32_t x = 0;
+          std::memcpy(&x, w.bytes.data() + i * sizeof(int32_t), sizeof x);
+          v[i] = x;
+        }
+      }
+      return v;
+    }
+  }
+  return constant_ints(n, c);
+}
+
+std::vector<int> DimLabels::value_labels(ir::NodeId n, ir::NodeId c) {
+  const std::vector<int64_t> v = value_ints(n, c);  // stops unless its elements are known
+  std::vector<int> l(v.size(), kStaticDim);
+  if (const ShapeValue* sv = shape_value(c)) {
+    if (sv->value_labels.size() != v.size()) stop(n, "internal: a label per element of a shape value");
+    for (size_t i = 0; i < v.size(); ++i)
+      if (!sv->value_labels[i].empty()) l[i] = fresh(sv->value_labels[i]);
+  }
+  return l;
+}
+
+// Opaque operators whose output shape is an operand's value (a Reshape target, an Expand or
+// ConstantOfShape shape, a Range's bounds): that operand a constant or a shape value whose
+// elements are labelled (label_shape_values).
+void DimLabels::label_by_values(ir::NodeId n, const onnx::NodeProto& node,
+                                const std::vector<std::optional<ir::NodeId>>& input) {
+  const std::string& op = node.op_type();
+  auto& out = labels_[n][0];
+  const Shape& os = g_.type(n).tensor.shape;
+  auto operand = [&](size_t i) {
+    if (i >= input.size() || !input[i]) stop(n, "a missing input");
+    return *input[i];
+  };
+  if (op == "ConstantOfShape") {
+    const std::vector<int> l = value_labels(n, operand(0));
+    if (l.size() != os.size()) stop(n, "internal: its shape's length is not its rank");
+    out = l;
+    return;
+  }
+  if (op == "Range") {
+    // [start, limit) by delta: with start 0 and delta 1 fixed, as many elements as limit.
+    for (size_t i = 0; i < 3; ++i)
+      if (dynamic(operand(i))) stop(n, "an operand with a symbolic dimension");
+    const std::vector<int> limit = value_labels(n, operand(1));
+    if (value_labels(n, operand(0)) != std::vector<int>{kStaticDim} ||
+        value_labels(n, operand(2)) != std::vector<int>{kStaticDim} || value_ints(n, operand(0)) != std::vector<int64_t>{0} ||
+        value_ints(n, operand(2)) != std::vector<int64_t>{1} || limit.size() != 1)
+      stop(n, "a range that does not start at a fixed 0 by a fixed 1");
+    out.assign(1, limit[0]);
+    return;
+  }
+  const ir::NodeId x = operand(0);
+  if (dynamic(operand(1))) stop(n, "its shape operand has a symbolic dimension");
+  const std::vector<int> target = value_labels(n, operand(1));
+  const std::vector<int64_t> fixed = value_ints(n, operand(1));
+  const DimLabelList& in = of(x);
+  const Shape& is = g_.type(x).tensor.shape;
+  if (op == "Expand") {
+    // Numpy broadcast of the operand's dimensions and the shape's elements.
+    if (target.size() > os.size() || in.size() > os.size()) stop(n, "internal: rank of an Expand");
+    for (size_t d = 0; d < os.size(); ++d) {
+      std::vector<std::pair<int, int64_t>> dims;
+      const size_t off_in = os.size() - in.size(), off_t = os.size() - target.size();
+      if (d >= off_in) dims.emplace_back(in[d - off_in], is[d - off_in]);
+      if (d >= off_t) dims.emplace_back(target[d - off_t], fixed[d - off_t]);
+      out[d] = merge_dims(n, dims);
+    }
+    return;
+  }
+  // Reshape: a labelled element is that dimension, 0 copies the input's (allowzero 0), -1 is
+  // what is left: the one symbolic dimension of the input no other element has, where the
+  // fixed dimensions on both sides hold as many elements.
+  bool allowzero = false;
+  for (const auto& a : node.attribute())
+    if (a.name() == "allowzero") allowzero = a.i() != 0;
+  if (target.size() != os.size()) stop(n, "internal: its target's length is not its rank");
+  std::optional<size_t> inferred;
+  std::multiset<int> left;  // the input's symbolic factors not yet placed
+  int64_t fixed_in = 1, fixed_out = 1;  // fixed sizes and the fixed factors of products
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != kStaticDim) {
+      for (int b : factors_.at(static_cast<size_t>(in[d]))) left.insert(b);
+      fixed_in *= consts_.at(static_cast<size_t>(in[d]));
+    } else {
+      fixed_in *= is[d];
+    }
+  }
+  for (size_t d = 0; d < os.size(); ++d) {
+    int l = target[d];
+    if (l == kStaticDim && fixed[d] == 0 && !allowzero) {
+      if (d >= in.size()) stop(n, "a 0 in its target past the input's rank");
+      l = in[d];
+      if (l == kStaticDim) fixed_out *= is[d];
+    } else if (l == kStaticDim && fixed[d] == -1) {
+      inferred = d;
+      continue;
+    } else if (l == kStaticDim) {
+      fixed_out *= os[d];
+    }
+    if (l != kStaticDim) {
+      for (int b : factors_.at(static_cast<size_t>(l))) {
+        auto it = left.find(b);
+        if (it == left.end()) stop(n, "its target has symbolic dimension " + name(b) + " the input does not have");
+        left.erase(it);
+      }
+      fixed_out *= consts_.at(static_cast<size_t>(l));
+    }
+    out[d] = l;
+  }
+  if (inferred) {
+    if (!left.empty()) {
+      if (fixed_out <= 0 || fixed_in % fixed_out != 0)
+        stop(n, "it folds symbolic dimension " + name(*left.begin()) + " into a fraction of fixed dimensions");
+      out[*inferred] = product(std::vector<int>(left.begin(), left.end()), fixed_in / fixed_out);
+    }
+  } else if (!left.empty()) {
+    stop(n, "it drops symbolic dimension " + name(*left.begin()));
+  }
+}
+
 std::vector<int64_t> DimLabels::constant_ints(ir::NodeId n, ir::NodeId c) const {
   const ir::Node& nd = g_.node(c);
   if (nd.op == Op::Weight) {
@@ -216,6 +447,20 @@ void DimLabels::label_node(ir::NodeId n) {
     case Op::Input: {
       auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
       if (!leaf) return;
+      if (auto sv = ctx_.shape_values.find(leaf->name); sv != ctx_.shape_values.end()) {
+        // A constant computed from the input shapes, written as its computation: the labels
+        // label_shape_values found for it (pipeline/shape_values.h).
+        if (!sv->second.labelled)
+          stop(n, "'" + leaf->name + "' is a constant the import computed from the input shapes (Shape, Size)" +
+                      (sv->second.why_not.empty() ? std::string() : ": " + sv->second.why_not));
+        if (sv->second.labels.size() != out[0].size()) stop(n, "internal: a label per dimension of '" + leaf->name + "'");
+        for (size_t d = 0; d < out[0].size(); ++d) {
+          std::vector<int> factors;
+          for (const std::string& f : sv->second.labels[d]) factors.push_back(fresh(f));
+          if (!factors.empty()) out[0][d] = product(factors);
+        }
+        return;
+      }
       auto it = inputs_.find(leaf->name);
       if (it == inputs_.end()) return;
       for (const auto& [axis, nm] : it->second)
@@ -343,6 +588,9 @@ void DimLabels::label_reshape(ir::NodeId n) {
   const Shape& s = g_.type(nd.children[1]).tensor.shape;
   const Shape& to = g_.type(n).tensor.shape;
   const DimLabelList& in = of(nd.children[1]);
+  // A product of symbols (batch*seq after a flatten) may split again: by groups.
+  for (int l : in)
+    if (l != kStaticDim && factors_.at(static_cast<size_t>(l)).size() > 1) return label_reshape_groups(n);
   std::vector<int64_t> target(to.begin(), to.end());
   bool inferred = false;
   int64_t before_in = 1;
@@ -357,15 +605,141 @@ void DimLabels::label_reshape(ir::NodeId n) {
         if (!at || j == i) at = j;
         if (j == i) break;
       }
-    if (!at) stop(n, "it folds symbolic dimension " + name(in[i]) + " into a product of dimensions");
+    if (!at) return label_reshape_groups(n);
     labels_[n][0][*at] = in[i];
     if (*at == i) {
       target[*at] = 0;
     } else {
-      if (inferred) stop(n, "it moves two symbolic dimensions to other axes");
+      if (inferred) return label_reshape_groups(n);
       inferred = true;
       target[*at] = -1;
     }
+  }
+  targets_[n] = std::move(target);
+}
+
+// A reshape that merges or splits symbolic dimensions ([1, S, 768] -> [S, 768] at batch 1,
+// [S, 2304] -> [1, S, 2304]): the input and output axes fall into groups of equal size
+// (products of consecutive dimensions), and each group's symbolic factors go to its output
+// axes so that every axis has its fixed size, where exactly one such assignment labels the
+// most axes with one symbol each. (At a symbol fixed at 1 the sizes alone cannot tell where it
+// goes; the pipeline's check at other sizes catches a wrong guess.) The target is then written
+// from the input dimensions where a 0 or one -1 cannot say it (runtime_target).
+void DimLabels::label_reshape_groups(ir::NodeId n) {
+  const ir::Node& nd = g_.node(n);
+  const Shape& s = g_.type(nd.children[1]).tensor.shape;
+  const Shape& to = g_.type(n).tensor.shape;
+  const DimLabelList in = of(nd.children[1]);
+  DimLabelList& out = labels_[n][0];
+  std::fill(out.begin(), out.end(), kStaticDim);
+  size_t i = 0, j = 0;
+  while (i < s.size() || j < to.size()) {
+    // The next group: the fewest axes on both sides with the same number of elements, and the
+    // size-1 axes after it.
+    const size_t i0 = i, j0 = j;
+    int64_t pi = 1, po = 1;
+    if (i < s.size()) pi *= s[i++];
+    if (j < to.size()) po *= to[j++];
+    while (pi != po) {
+      if (pi < po && i < s.size()) pi *= s[i++];
+      else if (po < pi && j < to.size()) po *= to[j++];
+      else stop(n, "internal: a reshape to a different number of elements");
+    }
+    while (i < s.size() && s[i] == 1 && (j == to.size() || to[j] != 1)) ++i;
+    while (j < to.size() && to[j] == 1 && (i == s.size() || s[i] != 1)) ++j;
+    std::vector<int> bases;
+    int64_t fixed_in = 1;  // the group's fixed sizes and fixed factors
+    for (size_t a = i0; a < i; ++a) {
+      if (in[a] == kStaticDim) {
+        fixed_in *= s[a];
+        continue;
+      }
+      for (int b : factors_.at(static_cast<size_t>(in[a]))) bases.push_back(b);
+      fixed_in *= consts_.at(static_cast<size_t>(in[a]));
+    }
+    if (bases.empty()) continue;
+    // Every assignment of the symbolic factors to the group's output axes (few of each).
+    const size_t k = bases.size(), m = j - j0;
+    if (k > 4 || m > 6) stop(n, "it regroups too many symbolic dimensions to follow");
+    std::vector<int64_t> sizes(bases.size());
+    for (size_t b = 0; b < k; ++b) {
+      auto v = fixed_value(bases[b]);
+      if (!v) stop(n, "it regroups symbolic dimension " + name(bases[b]) + ", which is not an input's");
+      sizes[b] = *v;
+    }
+    std::optional<std::vector<size_t>> best;
+    int best_score = -1;
+    bool tie = false;
+    std::vector<size_t> where(k, 0);
+    size_t total = 1;
+    for (size_t b = 0; b < k; ++b) total *= m;
+    for (size_t code = 0; code < total; ++code) {
+      size_t c = code;
+      for (size_t b = 0; b < k; ++b, c /= m) where[b] = c % m;
+      std::vector<int64_t> prod(m, 1);
+      std::vector<int> count(m, 0);
+      for (size_t b = 0; b < k; ++b) {
+        prod[where[b]] *= sizes[b];
+        count[where[b]]++;
+      }
+      bool ok = true;
+      int64_t fixed_out = 1;
+      int score = 0;  // an axis of one symbol counts most, then a product without a fixed factor
+      for (size_t a = 0; a < m && ok; ++a) {
+        if (count[a] == 0) {
+          fixed_out *= to[j0 + a];
+        } else {
+          ok = to[j0 + a] % prod[a] == 0;  // a fixed factor beside the symbolic ones
+          if (!ok) break;
+          const int64_t c = to[j0 + a] / prod[a];
+          fixed_out *= c;
+          score += count[a] == 1 && c == 1 ? 3 : c == 1 ? 2 : 1;
+        }
+      }
+      if (!ok || fixed_out != fixed_in) continue;
+      if (score > best_score) {
+        best_score = score;
+        best = where;
+        tie = false;
+      } else if (score == best_score) {
+        tie = true;
+      }
+    }
+    if (!best) {
+      std::string syms;
+      for (int b : bases) syms += (syms.empty() ? "" : ", ") + name(b);
+      stop(n, "it folds symbolic dimension " + syms + " into a product of dimensions that does not divide");
+    }
+    if (tie) stop(n, "where its symbolic dimensions go is ambiguous at the fixed shapes");
+    for (size_t a = 0; a < m; ++a) {
+      std::vector<int> mine;
+      int64_t p = 1;
+      for (size_t b = 0; b < k; ++b)
+        if ((*best)[b] == a) {
+          mine.push_back(bases[b]);
+          p *= sizes[b];
+        }
+      if (!mine.empty()) out[j0 + a] = product(mine, to[j0 + a] / p);
+    }
+  }
+  // The target: fixed sizes, 0 where the input's axis has the same label, -1 for one other
+  // symbolic axis; more than one: written from the input dimensions.
+  std::vector<int64_t> target(to.begin(), to.end());
+  std::vector<size_t> other;
+  for (size_t a = 0; a < to.size(); ++a) {
+    if (out[a] == kStaticDim) continue;
+    if (a < in.size() && in[a] == out[a]) {
+      target[a] = 0;
+    } else {
+      other.push_back(a);
+    }
+  }
+  if (other.size() == 1) target[other[0]] = -1;
+  if (other.size() > 1) {
+    if (ctx_.default_opset < 5) stop(n, "a target computed at run time needs opset 5");
+    for (size_t a : other)
+      if (!input_symbols_only(out[a])) stop(n, "its dimension " + name(out[a]) + " is not a product of input dimensions");
+    target_labels_[n] = out;
   }
   targets_[n] = std::move(target);
 }
@@ -385,9 +759,14 @@ void DimLabels::label_opaque(ir::NodeId n) {
       if (!node.input(i).empty()) input[static_cast<size_t>(i)] = nd.children[child++];
   }
   auto& out = labels_[n];
-  bool any_in = false;
-  for (size_t c = 1; c < nd.children.size(); ++c) any_in |= dynamic(nd.children[c]);
-  if (!any_in) return;  // nothing symbolic reaches it: its outputs are fixed too
+  bool any_in = false, values = false;
+  for (size_t c = 1; c < nd.children.size(); ++c) {
+    any_in |= dynamic(nd.children[c]);
+    values |= symbolic_values(nd.children[c]);
+  }
+  // Nothing symbolic reaches it, neither in its operands' dimensions nor in the values of a
+  // shape it reads: its outputs are fixed too.
+  if (!any_in && !values) return;
   if (!node.domain().empty() && node.domain() != "ai.onnx") stop(n, "an operator of domain '" + node.domain() + "'");
   if (!on.implicit_inputs.empty()) stop(n, "a subgraph reads symbolic tensors");
   auto in_labels = [&](size_t i) -> const DimLabelList& {
@@ -415,6 +794,10 @@ void DimLabels::label_opaque(ir::NodeId n) {
     if (input_index < input.size() && input[input_index]) return constant_ints(n, *input[input_index]);
     return std::nullopt;
   };
+  if (op == "Reshape" || op == "Expand" || op == "ConstantOfShape" || op == "Range") {
+    label_by_values(n, node, input);
+    return;
+  }
   if (same_shape_ops().count(op)) {
     others_fixed(1);
     if (out.size() > 1 && op != "Dropout") stop(n, "its further outputs (statistics) have other shapes");
@@ -488,14 +871,12 @@ void DimLabels::label_opaque(ir::NodeId n) {
       // A side of one symbolic dimension and fixed 1s is that dimension; else a product.
       const size_t lo = side == 0 ? 0 : axis, hi = side == 0 ? axis : x.size();
       std::vector<int> labels;
-      bool fixed = false;
+      int64_t fixed_size = 1;
       for (size_t d = lo; d < hi; ++d) {
         if (x[d] != kStaticDim) labels.push_back(x[d]);
-        else fixed |= xs[d] != 1;
+        else fixed_size *= xs[d];
       }
-      if (labels.size() > 1 || (labels.size() == 1 && fixed))
-        stop(n, "it folds a symbolic dimension into a product of dimensions");
-      out[0][side] = labels.empty() ? kStaticDim : labels[0];
+      out[0][side] = labels.empty() ? kStaticDim : product(labels, fixed_size);
     }
     return;
   }
@@ -530,6 +911,10 @@ void DimLabels::label_opaque(ir::NodeId n) {
     for (size_t d = 0; d < axis; ++d) out[0].at(o++) = data[d];
     for (int l : idx) out[0].at(o++) = l;
     for (size_t d = axis + 1; d < data.size(); ++d) out[0].at(o++) = data[d];
+    return;
+  }
+  if (op == "GatherElements") {  // the indices' shape
+    out[0] = in_labels(1);
     return;
   }
   if (op == "Concat") {

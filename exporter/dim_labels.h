@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -52,6 +53,9 @@ class DimLabels {
  public:
   /// Labels every tensor of g. Throws DimLabelError (naming the node) where no rule applies.
   DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights);
+  /// Labels only the tensors `roots` are computed from (of() of any other node is an error).
+  DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights,
+            const std::vector<ir::NodeId>& roots);
 
   /// The labels of node n's tensor, or of part `part` of its tuple (split, multi-output opaque).
   const DimLabelList& of(ir::NodeId n, size_t part = 0) const;
@@ -60,9 +64,24 @@ class DimLabels {
   /// The target reshape node n writes: its static dimensions, 0 where it copies a dynamic
   /// dimension of its input at the same axis, -1 for the one it infers.
   const std::vector<int64_t>& reshape_target(ir::NodeId n) const { return targets_.at(n); }
+  /// Where reshape n's target must be computed from the input dimensions (it splits a product
+  /// of them into several axes): the label of each target axis (kStaticDim: reshape_target's
+  /// value there); else null.
+  const std::vector<int>* runtime_target(ir::NodeId n) const;
+  /// The input symbols a label is the product of (itself for one that is not a product).
+  std::vector<std::string> factor_names(int label) const;
+  /// Every factor of the label is a symbolic dimension of an input.
+  bool input_symbols_only(int label) const;
+  /// The fixed factor of a product label (1 for a symbol).
+  int64_t const_factor(int label) const;
 
  private:
   int fresh(const std::string& name);
+  /// The label of a product of labels and a fixed factor ("batch*seq", "12*batch").
+  int product(const std::vector<int>& labels, int64_t c = 1);
+  std::optional<int64_t> fixed_value(int label) const;  ///< at the fixed shapes, if a product of input symbols
+  void find_symbol_values();
+  void label_reshape_groups(ir::NodeId n);
   [[noreturn]] void stop(ir::NodeId n, const std::string& why) const;
   // The label of one axis several operands share (numpy broadcast: a fixed 1 broadcasts).
   int merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t>>& dims) const;
@@ -72,6 +91,15 @@ class DimLabels {
   void label_opaque(ir::NodeId n);
   void label_reshape(ir::NodeId n);
   std::vector<int64_t> constant_ints(ir::NodeId n, ir::NodeId c) const;  ///< n's integer constant input c, or stop
+  /// A shape value leaf (ModelContext::shape_values), or null.
+  const ShapeValue* shape_value(ir::NodeId c) const;
+  /// c is a shape value whose elements are symbolic, or not known.
+  bool symbolic_values(ir::NodeId c) const;
+  /// n's integer input c at the fixed shapes: a constant, or a shape value with labelled
+  /// elements (else stop); and per element its label.
+  std::vector<int64_t> value_ints(ir::NodeId n, ir::NodeId c) const;
+  std::vector<int> value_labels(ir::NodeId n, ir::NodeId c);
+  void label_by_values(ir::NodeId n, const onnx::NodeProto& node, const std::vector<std::optional<ir::NodeId>>& input);
 
   const ir::Graph& g_;
   const ModelContext& ctx_;
@@ -81,6 +109,10 @@ class DimLabels {
   std::map<std::string, int> by_name_;
   std::vector<std::vector<DimLabelList>> labels_;  // node -> parts (one for a tensor)
   std::map<ir::NodeId, std::vector<int64_t>> targets_;
+  std::map<ir::NodeId, std::vector<int>> target_labels_;
+  std::vector<std::vector<int>> factors_;        // label -> the labels it is the product of
+  std::vector<int64_t> consts_;                  // label -> its fixed factor
+  std::map<std::string, int64_t> symbol_fixed_;  // input symbol -> its fixed value
 };
 
 }  // namespace tensat

@@ -21,6 +21,9 @@ namespace tensat {
 
 namespace {
 
+void set_ints(onnx::NodeProto* p, const std::string& nm, const std::vector<int64_t>& v);
+void set_int(onnx::NodeProto* p, const std::string& nm, int64_t v);
+
 class Emitter {
  public:
   Emitter(const ir::Graph& g, const WeightStore& w, const ModelContext& ctx, WeightStore* movable,
@@ -50,6 +53,10 @@ class Emitter {
   void add_reshape(const std::string& in, const Shape& to, const std::string& out);
   std::string reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to);
   void add_weight_initializer(const std::string& wname);
+  void emit_shape_value(const std::string& v);
+  std::string input_dim(const std::string& symbol);
+  std::string input_dims(const std::vector<std::string>& factors);
+  std::string shape_read(const onnx::NodeProto& n, const ShapeValue::ShapeRead& read, const std::string& out);
   std::string out_name(NodeId n);      ///< the name this node's (single) output gets
   std::string apply_act(NodeId n, const std::string& y, const Act& a);
   std::string f32_scalar_initializer(const std::string& base, float v);
@@ -103,6 +110,10 @@ class Emitter {
   std::unordered_map<std::string, std::string> int64_inits_;
   std::unordered_map<std::string, const onnx::TensorProto*> init_by_name_;  // emitted weight initializers
   std::unordered_set<NodeId> batchnorms_;  // ewadd nodes written as one BatchNormalization
+  std::unordered_set<std::string> shape_names_;            // written by emit_shape_value
+  std::unordered_map<std::string, std::string> input_dims_;    // symbol -> its 1-element int64 tensor
+  std::unordered_map<std::string, std::string> input_shapes_;  // graph input -> its Shape
+  ExportStats* stats_ = nullptr;
   int counter_ = 0;
   const ExportOptions& opts_;
   std::optional<DimLabels> labels_;  // keep_symbolic_dims, where the source declares symbolic inputs
@@ -167,6 +178,119 @@ void Emitter::add_weight_initializer(const std::string& wname) {
   t->set_raw_data(wd.bytes);
 }
 
+// Writes the source's computation of shape value v (ModelContext::shape_values) under
+// names of its own ("tensat_shape/NAME"; the value keeps its name), with each Shape or Size of
+// a tensor computed at run time written from the input dimensions its labels name.
+void Emitter::emit_shape_value(const std::string& v) {
+  const ShapeValue& sv = ctx_.shape_values.at(v);
+  if (!sv.labelled) throw ExportError("internal: shape value '" + v + "' written without its labels");
+  auto inner = [&](const std::string& x) { return x == v ? v : "tensat_shape/" + x; };
+  for (const auto& t : sv.initializers) {
+    const std::string nm = inner(t.name());
+    if (!shape_names_.insert(nm).second) continue;
+    used_names_.insert(nm);
+    onnx::TensorProto* c = graph_->add_initializer();
+    *c = t;
+    c->set_name(nm);
+  }
+  for (const auto& n : sv.nodes) {
+    const std::string out = inner(n.output(0));
+    if (!shape_names_.insert(out).second) continue;
+    used_names_.insert(out);
+    if (auto r = sv.shape_reads.find(n.input_size() ? n.input(0) : ""); r != sv.shape_reads.end() &&
+        (n.op_type() == "Shape" || n.op_type() == "Size") && n.input_size() == 1) {
+      (void)shape_read(n, r->second, out);
+      continue;
+    }
+    onnx::NodeProto* p = graph_->add_node();
+    *p = n;
+    p->set_name(fresh("shape_value"));
+    for (int i = 0; i < p->input_size(); ++i)
+      if (!p->input(i).empty()) p->set_input(i, inner(p->input(i)));
+    for (int i = 0; i < p->output_size(); ++i)
+      if (!p->output(i).empty()) p->set_output(i, inner(p->output(i)));
+  }
+  if (stats_) stats_->shape_values.push_back(v);
+}
+
+// The 1-element int64 tensor of input dimension `symbol`: Slice(Shape(X), [k], [k+1]).
+std::string Emitter::input_dim(const std::string& symbol) {
+  if (auto it = input_dims_.find(symbol); it != input_dims_.end()) return it->second;
+  for (const auto& [in, axes] : symbolic_input_dims(ctx_))
+    for (const auto& [axis, nm] : axes) {
+      if (nm != symbol) continue;
+      std::string& shape = input_shapes_[in];
+      if (shape.empty()) {
+        shape = fresh("input_shape");
+        add_node("Shape", {in}, {shape});
+      }
+      const std::string out = fresh("dim_" + symbol);
+      const auto k = static_cast<int64_t>(axis);
+      if (ctx_.default_opset >= 10) {
+        add_node("Slice", {shape, int64_initializer("starts", {k}), int64_initializer("ends", {k + 1}),
+                           int64_initializer("axes", {0})},
+                 {out});
+      } else {
+        onnx::NodeProto* p = add_node("Slice", {shape}, {out});
+        set_ints(p, "starts", {k});
+        set_ints(p, "ends", {k + 1});
+        set_ints(p, "axes", {0});
+      }
+      return input_dims_[symbol] = out;
+    }
+  throw ExportError("internal: no input has the symbolic dimension '" + symbol + "'");
+}
+
+// The 1-element int64 tensor of a product of input dimensions.
+std::string Emitter::input_dims(const std::vector<std::string>& factors) {
+  assert(!factors.empty());
+  std::string acc = input_dim(factors[0]);
+  for (size_t i = 1; i < factors.size(); ++i) {
+    const std::string next = fresh("dims");
+    add_node("Mul", {acc, input_dim(factors[i])}, {next});
+    acc = next;
+  }
+  return acc;
+}
+
+// Shape (opset 15: dimensions start..end) or Size of a tensor computed at run time, from the
+// input dimensions its labels name and its fixed ones.
+std::string Emitter::shape_read(const onnx::NodeProto& n, const ShapeValue::ShapeRead& read, const std::string& out) {
+  const auto rank = static_cast<int64_t>(read.fixed.size());
+  int64_t start = 0, end = rank;
+  if (n.op_type() == "Shape") {
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "start") start = a.i();
+      if (a.name() == "end") end = a.i();
+    }
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, 0, rank);
+  }
+  std::vector<std::string> pieces;
+  std::vector<int64_t> run;  // fixed dimensions not yet written
+  for (int64_t d = start; d < end; ++d) {
+    const auto& factors = read.labels.at(static_cast<size_t>(d));
+    if (factors.empty()) {
+      run.push_back(read.fixed[static_cast<size_t>(d)]);
+      continue;
+    }
+    if (!run.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
+    run.clear();
+    pieces.push_back(input_dims(factors));
+  }
+  if (!run.empty() || pieces.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
+  if (n.op_type() == "Shape") {
+    set_int(add_node("Concat", pieces, {out}), "axis", 0);
+  } else {
+    const std::string all = fresh("dims");
+    set_int(add_node("Concat", pieces, {all}), "axis", 0);
+    set_int(add_node("ReduceProd", {all}, {out}), "keepdims", 0);
+  }
+  return out;
+}
+
 const std::string& Emitter::name(NodeId n) {
   auto it = names_.find(n);
   if (it != names_.end()) return it->second;
@@ -175,6 +299,15 @@ const std::string& Emitter::name(NodeId n) {
     auto leaf = parse_leaf_id(psym(n, 0));
     assert(leaf);
     if (nd.op == Op::Weight) add_weight_initializer(leaf->name);
+    if (nd.op == Op::Input && ctx_.shape_values.count(leaf->name)) {
+      // A constant computed from the input shapes: its computation where the dimensions stay
+      // symbolic (the labels say it follows them), else its value at the fixed shapes.
+      if (labels_) {
+        emit_shape_value(leaf->name);
+      } else {
+        add_weight_initializer(leaf->name);
+      }
+    }
     names_[n] = leaf->name;
     return names_[n];
   }
@@ -566,6 +699,34 @@ void Emitter::emit_transpose(NodeId n) {
 
 void Emitter::emit_reshape(NodeId n) {
   std::string out = out_name(n);
+  if (const std::vector<int>* rt = labels_ ? labels_->runtime_target(n) : nullptr) {
+    // A target computed from the input dimensions (dim_labels.h): fixed sizes, the product of
+    // input dimensions each labelled axis is.
+    const std::vector<int64_t>& fixed = labels_->reshape_target(n);
+    std::vector<std::string> pieces;
+    std::vector<int64_t> run;
+    for (size_t a = 0; a < rt->size(); ++a) {
+      if ((*rt)[a] == kStaticDim) {
+        run.push_back(fixed[a]);
+        continue;
+      }
+      if (!run.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
+      run.clear();
+      std::string dim = input_dims(labels_->factor_names((*rt)[a]));
+      if (const int64_t c = labels_->const_factor((*rt)[a]); c != 1) {
+        const std::string scaled = fresh("dims");
+        add_node("Mul", {dim, int64_initializer("factor", {c})}, {scaled});
+        dim = scaled;
+      }
+      pieces.push_back(dim);
+    }
+    if (!run.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
+    const std::string target = fresh("target");
+    set_int(add_node("Concat", pieces, {target}), "axis", 0);
+    add_node("Reshape", {name(node(n).children[1]), target}, {out});
+    names_[n] = out;
+    return;
+  }
   add_reshape(name(node(n).children[1]), labels_ ? labels_->reshape_target(n) : shape(n), out);
   names_[n] = out;
 }
@@ -739,6 +900,7 @@ void Emitter::declare_symbolic_interface(const std::vector<NodeId>& outs, Export
 }
 
 onnx::ModelProto Emitter::run(ExportStats& stats) {
+  stats_ = &stats;
   // Header: everything of the source model but its graph content.
   model_ = ctx_.header;
   graph_ = model_.mutable_graph();

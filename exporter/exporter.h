@@ -60,6 +60,9 @@ struct ExportStats {
   size_t external_bytes = 0;               ///< its size
   /// keep_symbolic_dims: the symbolic input dimensions written ("x: N"), empty if none.
   std::vector<std::string> symbolic_dims;
+  /// keep_symbolic_dims: the constants computed from the input shapes written as their
+  /// computation (ModelContext::shape_values), by name.
+  std::vector<std::string> shape_values;
 };
 
 /// An exported model in temporary files beside its destination, not visible until commit():

@@ -71,8 +71,8 @@ const std::unordered_map<std::string, EvalFn>& table() {
 bool covers(const std::string& op_type) { return table().count(op_type) != 0; }
 
 std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_t opset,
-                                                const std::vector<std::optional<Operand>>& inputs,
-                                                std::string* why) {
+                                                const std::vector<std::optional<Operand>>& inputs, std::string* why,
+                                                int64_t max_elements) {
   auto fail = [&](const std::string& reason) -> std::optional<std::vector<WeightData>> {
     if (why) *why = reason;
     return std::nullopt;
@@ -99,7 +99,7 @@ std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_
     Node node(n, opset, inputs);
     WeightData out = it->second(node, n);
     if (out.type.dtype == DType::Other) return fail("result type not covered");
-    if (n.op_type() != "Constant" && static_cast<int64_t>(out.count()) > kMaxNewElements)
+    if (n.op_type() != "Constant" && static_cast<int64_t>(out.count()) > max_elements)
       return fail("result of " + std::to_string(out.count()) + " elements is too large to fold");
     std::vector<WeightData> res;
     res.push_back(std::move(out));

@@ -37,9 +37,10 @@ bool covers(const std::string& op_type);
 
 /// Evaluates node `n` (default ONNX domain, operator set `opset`) on its inputs, one entry per
 /// input of the node (nullopt: an absent optional input). Returns one value per output, or
-/// nullopt (with the reason in `why`) when the node cannot be computed exactly.
+/// nullopt (with the reason in `why`) when the node cannot be computed exactly. A result may
+/// have up to `max_elements` elements (a range, however, up to kMaxNewElements).
 std::optional<std::vector<WeightData>> evaluate(const onnx::NodeProto& n, int64_t opset,
                                                 const std::vector<std::optional<Operand>>& inputs,
-                                                std::string* why = nullptr);
+                                                std::string* why = nullptr, int64_t max_elements = kMaxNewElements);
 
 }  // namespace tensat::const_eval

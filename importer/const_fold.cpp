@@ -18,8 +18,15 @@ namespace {
 class Folder {
  public:
   Folder(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-         const std::string& where, std::unordered_set<std::string>& shape_derived)
-      : g_(g), opset_(opset), types_(types), where_(where), shape_derived_(shape_derived) {
+         const std::string& where, std::unordered_set<std::string>& shape_derived,
+         std::unordered_set<std::string>* shapes_of_run_time, int64_t max_elements)
+      : g_(g),
+        opset_(opset),
+        types_(types),
+        where_(where),
+        shape_derived_(shape_derived),
+        shapes_of_run_time_(shapes_of_run_time),
+        max_elements_(max_elements) {
     std::unordered_set<std::string> inputs;
     for (const auto& i : g.input()) inputs.insert(i.name());
     for (auto& t : *g.mutable_initializer())
@@ -73,15 +80,16 @@ class Folder {
         }
         if (!ready) continue;
         std::string why;
-        auto res = const_eval::evaluate(n, opset_, ops, &why);
+        auto res = const_eval::evaluate(n, opset_, ops, &why, max_elements_);
         if (!res) {
           spdlog::trace("{}: node '{}' ({}) not folded: {}", where_, n.name(), n.op_type(), why);
           continue;
         }
         const std::string out = n.output(0);
         // From the shape of a tensor computed at run time or of such a value, or from such a value.
-        bool derived = shape_op && !n.input(0).empty() &&
-                       ((!known_.count(n.input(0)) && !inits_.count(n.input(0))) || shape_derived_.count(n.input(0)));
+        const bool of_run_time = shape_op && !n.input(0).empty() && !known_.count(n.input(0)) && !inits_.count(n.input(0));
+        bool derived = of_run_time || (shape_op && !n.input(0).empty() && shape_derived_.count(n.input(0)));
+        if (of_run_time && shapes_of_run_time_) shapes_of_run_time_->insert(out);
         for (int k = 0; k < n.input_size() && !derived; ++k)
           derived = !type_only_input(k) && shape_derived_.count(n.input(k));
         if (derived) shape_derived_.insert(out);
@@ -149,13 +157,16 @@ class Folder {
   std::unordered_set<std::string> done_;
   std::deque<WeightData> store_;  // stable addresses
   std::unordered_set<std::string>& shape_derived_;
+  std::unordered_set<std::string>* shapes_of_run_time_;
+  int64_t max_elements_;
 };
 
 }  // namespace
 
 int fold_constants(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-                   const std::string& where, std::unordered_set<std::string>& shape_derived) {
-  return Folder(g, opset, types, where, shape_derived).run();
+                   const std::string& where, std::unordered_set<std::string>& shape_derived,
+                   std::unordered_set<std::string>* shapes_of_run_time, int64_t max_elements) {
+  return Folder(g, opset, types, where, shape_derived, shapes_of_run_time, max_elements).run();
 }
 
 }  // namespace tensat::detail

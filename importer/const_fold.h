@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "importer/const_eval.h"
 #include "lang/types.h"
 
 namespace tensat::detail {
@@ -23,7 +24,12 @@ namespace tensat::detail {
 /// `shape_derived` (kept across calls) collects the values folded from the shape of a tensor
 /// that is not a constant (Shape, Size) and everything computed from them: at the fixed input
 /// shapes they are constants, with symbolic input dimensions they would not be.
+/// `shapes_of_run_time` (if given, kept across calls) collects the outputs of the Shape and
+/// Size nodes among them that read a tensor computed at run time (not another such value).
+/// `max_elements`: the largest result folded (const_eval::evaluate).
 int fold_constants(onnx::GraphProto& g, int64_t opset, const std::unordered_map<std::string, TensorType>& types,
-                   const std::string& where, std::unordered_set<std::string>& shape_derived);
+                   const std::string& where, std::unordered_set<std::string>& shape_derived,
+                   std::unordered_set<std::string>* shapes_of_run_time = nullptr,
+                   int64_t max_elements = const_eval::kMaxNewElements);
 
 }  // namespace tensat::detail

@@ -52,7 +52,8 @@ std::string node_key(const onnx::NodeProto& n, const std::vector<std::string>& i
 
 }  // namespace
 
-int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived) {
+int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived,
+                                    bool merge_shape_derived) {
   const std::unordered_set<std::string> pinned = pinned_names(g);
   std::unordered_set<std::string> inputs;
   for (const auto& i : g.input()) inputs.insert(i.name());
@@ -64,14 +65,16 @@ int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_se
     std::unordered_map<std::string, std::string> by_content;
     google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
     for (auto& t : *g.mutable_initializer()) {
-      bool candidate = !inputs.count(t.name()) && !pinned.count(t.name()) && t.ByteSizeLong() <= kCseMaxConstantBytes;
+      const bool derived = shape_derived.count(t.name()) != 0;
+      bool candidate = !inputs.count(t.name()) && !pinned.count(t.name()) && t.ByteSizeLong() <= kCseMaxConstantBytes &&
+                       (merge_shape_derived || !derived);
       if (candidate) {
         onnx::TensorProto anon = t;
         anon.clear_name();
         anon.clear_doc_string();
         std::string key;
         anon.SerializeToString(&key);
-        key += shape_derived.count(t.name()) ? 'd' : 'c';
+        key += derived ? 'd' : 'c';
         auto [it, fresh] = by_content.emplace(std::move(key), t.name());
         if (!fresh) {
           alias[t.name()] = it->second;

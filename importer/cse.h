@@ -22,7 +22,10 @@ inline constexpr size_t kCseMaxConstantBytes = size_t{1} << 20;
 /// results (RandomNormal, Multinomial, Bernoulli, Dropout, ...) are never merged. Returns the
 /// number of nodes and initializers merged away. An initializer in `shape_derived` (computed
 /// from the input shapes, const_fold.h) is merged only with another such one: the name kept
-/// must carry the mark.
-int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived);
+/// must carry the mark; with `merge_shape_derived` false, never (each is written back as its
+/// own computation, ModelContext::shape_values: two equal at the fixed shapes may differ at
+/// others).
+int eliminate_common_subexpressions(onnx::GraphProto& g, const std::unordered_set<std::string>& shape_derived,
+                                    bool merge_shape_derived = true);
 
 }  // namespace tensat::detail

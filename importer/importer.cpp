@@ -138,9 +138,12 @@ const WeightData* Importer::shape_constant(const onnx::NodeProto& n, int i) cons
   if (!has_input(n, i)) return nullptr;
   ir::NodeId id = value(n, i);
   const ir::Node& node = g_.node(id);
-  if (node.op != Op::Weight) return nullptr;
+  if (node.op != Op::Weight && node.op != Op::Input) return nullptr;
   auto leaf = parse_leaf_id(g_.node(node.children[0]).sym);
   if (!leaf || !out_.weights.contains(leaf->name)) return nullptr;
+  // An input leaf has a value here only if it is a shape value (computed at run time in an
+  // output with symbolic dimensions, its value at the fixed shapes in the store).
+  if (node.op == Op::Input && !out_.ctx.shape_values.count(leaf->name)) return nullptr;
   return &out_.weights.get(leaf->name);
 }
 
@@ -199,6 +202,10 @@ void Importer::load_initializers(onnx::GraphProto& graph, const ImportOptions&) 
     WeightData w = std::move(*data);
     TensorType type = w.type;
     out_.weights.put(t.name(), std::move(w));
+    if (out_.ctx.shape_values.count(t.name())) {
+      env_[t.name()] = g_.input(t.name(), type);  // ImportOptions::shape_values_at_run_time
+      continue;
+    }
     env_[t.name()] = g_.weight(t.name(), type);
     weight_names_.insert(t.name());
   }
@@ -470,7 +477,8 @@ void Importer::simplify(onnx::ModelProto& model) {
     std::unordered_map<std::string, TensorType> types = value_types_;  // the graph inputs
     for (const auto& vi : graph.value_info())
       if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
-    int folded = fold_constants(graph, out_.ctx.default_opset, types, source_, out_.ctx.shape_derived);
+    int folded = fold_constants(graph, out_.ctx.default_opset, types, source_, out_.ctx.shape_derived,
+                                shape_values_at_run_time_ ? &shapes_of_run_time_ : nullptr);
     out_.stats.folded_nodes += folded;
     typed += infer_missing_types(graph, out_.ctx.default_opset);
     if (folded == 0 && typed == 0) break;
@@ -480,11 +488,79 @@ void Importer::simplify(onnx::ModelProto& model) {
     }
   }
   spdlog::debug("{}: constant folding and shape inference: {} rounds", source_, std::min(round + 1, kMaxRounds));
-  out_.stats.cse_merged = eliminate_common_subexpressions(graph, out_.ctx.shape_derived);
+  if (shape_values_at_run_time_) collect_shape_values(graph);
+  out_.stats.cse_merged = eliminate_common_subexpressions(graph, out_.ctx.shape_derived, !shape_values_at_run_time_);
   out_.stats.dead_nodes = eliminate_dead_code(graph);
   if (out_.stats.folded_nodes || out_.stats.cse_merged || out_.stats.dead_nodes)
     spdlog::info("{}: before lowering: {} nodes folded to constants, {} merged (CSE), {} dead nodes removed",
                  source_, out_.stats.folded_nodes, out_.stats.cse_merged, out_.stats.dead_nodes);
+}
+
+// The constants folded from the input shapes that a node left in the graph reads, each with
+// its computation from the source (ImportOptions::shape_values_at_run_time). Runs after the
+// folding and before CSE and DCE drop the source constants the computations read.
+void Importer::collect_shape_values(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> read;
+  for (const auto& n : graph.node())
+    for (const auto& r : node_reads(n)) read.insert(r);
+  std::unordered_map<std::string, const onnx::TensorProto*> inits;
+  for (const auto& t : graph.initializer()) inits[t.name()] = &t;
+  std::unordered_map<std::string, TensorType> types = value_types_;
+  for (const auto& vi : graph.value_info())
+    if (auto t = type_from_value_info(vi.type())) types.emplace(vi.name(), *t);
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < snapshot_.size(); ++i)
+    for (const auto& o : snapshot_[i].output())
+      if (!o.empty()) producer.emplace(o, i);
+  std::unordered_set<std::string> inputs;
+  for (const auto& i : graph.input()) inputs.insert(i.name());
+
+  for (const auto& t : graph.initializer()) {
+    const std::string& name = t.name();
+    if (!out_.ctx.shape_derived.count(name) || !read.count(name)) continue;
+    ShapeValue sv;
+    std::unordered_set<std::string> done;
+    std::string why;
+    // Depth first from the value to the source's constants and the shapes of run-time tensors.
+    std::function<bool(const std::string&)> visit = [&](const std::string& v) -> bool {
+      if (!done.insert(v).second) return true;
+      auto p = producer.find(v);
+      if (p == producer.end()) {
+        auto c = inits.find(v);
+        if (c != inits.end() && !inputs.count(v) && !out_.ctx.shape_derived.count(v)) {
+          sv.initializers.push_back(*c->second);
+          return true;
+        }
+        why = "it reads '" + v + "', which is not a constant of the source";
+        return false;
+      }
+      const onnx::NodeProto& n = snapshot_[p->second];
+      // Shape or Size of a tensor computed at run time (one folded in a later round is a constant).
+      if (shapes_of_run_time_.count(v) && !inits.count(n.input(0))) {
+        const std::string& x = n.input(0);
+        auto ty = types.find(x);
+        if (ty == types.end()) {
+          why = "it reads the shape of '" + x + "', whose type is not known";
+          return false;
+        }
+        sv.shape_reads[x].fixed.assign(ty->second.shape.begin(), ty->second.shape.end());
+      } else {
+        if (!default_domain(n) || has_subgraph(n)) {
+          why = "node '" + n.name() + "' (" + n.op_type() + ") computes it";
+          return false;
+        }
+        for (const auto& in : n.input())
+          if (!in.empty() && !visit(in)) return false;
+      }
+      sv.nodes.push_back(n);
+      return true;
+    };
+    if (visit(name)) {
+      out_.ctx.shape_values.emplace(name, std::move(sv));
+    } else {
+      spdlog::debug("{}: '{}', computed from the input shapes, stays a constant: {}", source_, name, why);
+    }
+  }
 }
 
 // IR < 4: the initializers are declared graph inputs too, yet they are constants (ONNX
@@ -568,6 +644,10 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     for (int i : order) sorted.Add()->Swap(graph.mutable_node(i));
     graph.mutable_node()->Swap(&sorted);
   }
+  if (opts.shape_values_at_run_time) {
+    shape_values_at_run_time_ = true;
+    snapshot_.assign(graph.node().begin(), graph.node().end());
+  }
   simplify(model);
   collect_value_types(graph);
   load_initializers(graph, opts);
@@ -579,6 +659,9 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   for (const auto& o : graph.output()) consumers_[o.name()]++;
 
   for (int i : topo_order(graph)) import_node(graph.node(i));
+  for (const auto& [name, sv] : ctx.shape_values)
+    for (const auto& [t, read] : sv.shape_reads)
+      if (auto it = env_.find(t); it != env_.end()) out_.shape_read_nodes[t] = it->second;
 
   std::vector<ir::NodeId> outs;
   std::unordered_set<std::string> seen_out;
@@ -607,6 +690,22 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     uses.push_back(std::move(u));
   }
   out_.fixed_dim_uses = std::move(uses);
+  for (auto it = out_.shape_read_nodes.begin(); it != out_.shape_read_nodes.end();) {
+    if (remap[it->second] < 0) {
+      it = out_.shape_read_nodes.erase(it);
+    } else {
+      it->second = static_cast<ir::NodeId>(remap[it->second]);
+      ++it;
+    }
+  }
+  // Shape values only lowering read (a Reshape target) are not in the graph.
+  if (!ctx.shape_values.empty()) {
+    std::unordered_set<std::string> leaves;
+    for (const auto& n : out_.graph.nodes())
+      if (n.op == Op::Input)
+        if (auto leaf = parse_leaf_id(out_.graph.node(n.children[0]).sym)) leaves.insert(leaf->name);
+    std::erase_if(ctx.shape_values, [&](const auto& kv) { return !leaves.count(kv.first); });
+  }
   spdlog::debug("{}: imported {} ONNX nodes into {} graph nodes ({} opaque)", source_, out_.stats.onnx_nodes,
                 out_.graph.size(), out_.stats.opaque_nodes);
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "lang/graph.h"
 #include "lang/weights.h"
@@ -31,6 +32,12 @@ struct ImportOptions {
   /// External data location -> file to read instead, unchecked: re-importing a staged output
   /// whose data file is not yet in place (pipeline verification).
   std::map<std::string, std::string> external_data_files;
+  /// A constant folded from the input shapes that the graph reads as data (a range of
+  /// positions, a mask) becomes an input leaf of its name, its value in the weight store and
+  /// its computation from the source in ModelContext::shape_values, so that an output with
+  /// symbolic dimensions can compute it at run time (exporter/shape_values.h). Those that
+  /// cannot be computed that way stay weights.
+  bool shape_values_at_run_time = false;
 };
 
 struct ImportStats {
@@ -61,6 +68,9 @@ struct ImportResult {
   ModelContext ctx;
   ImportStats stats;
   std::vector<FixedDimUse> fixed_dim_uses;
+  /// For ModelContext::shape_values: each tensor computed at run time whose shape they read
+  /// -> its node in `graph` (absent where the graph does not compute it).
+  std::unordered_map<std::string, ir::NodeId> shape_read_nodes;
 };
 
 /// Reads and imports a model file. Throws ImportError for bad input.

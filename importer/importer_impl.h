@@ -79,6 +79,7 @@ class Importer {
   void import_node(const onnx::NodeProto& n);
   void make_opaque(const onnx::NodeProto& n, const std::string& reason);
   std::optional<TensorType> value_type(const std::string& name) const;
+  void collect_shape_values(const onnx::GraphProto& graph);
 
   ImportResult& out_;
   ir::Graph& g_;
@@ -90,6 +91,13 @@ class Importer {
   std::unordered_set<std::string> weight_names_;               // names bound to weights
   std::unordered_set<std::string> ir3_initializer_inputs_;      // IR < 4: declarations dropped (run())
   std::unordered_set<ir::NodeId> plain_convs_;
+  // ImportOptions::shape_values_at_run_time: the source's nodes before simplify() and its
+  // constants small enough to fold from (const_fold.cpp), and the folded Shape/Size outputs
+  // that read a tensor computed at run time.
+  bool shape_values_at_run_time_ = false;
+  std::vector<onnx::NodeProto> snapshot_;
+  std::unordered_map<std::string, onnx::TensorProto> snapshot_constants_;
+  std::unordered_set<std::string> shapes_of_run_time_;
 };
 
 /// Lowers one node onto the language, binding its outputs; returns false if the op type is

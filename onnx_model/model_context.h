@@ -26,6 +26,34 @@ struct OpaqueNode {
   std::vector<onnx::ValueInfoProto> output_info;
 };
 
+/// A constant the import computed from the input shapes (`ModelContext::shape_derived`) that
+/// the graph reads as data (a range of positions, a mask): in the graph it is an input leaf of
+/// its name whose value is in the weight store, and an output with symbolic dimensions writes
+/// its computation instead of the value (exporter/shape_values.h).
+struct ShapeValue {
+  /// The source model's nodes that compute it, in topological order, the last one writing it.
+  /// A Shape (or Size) among them whose input is computed at run time reads `shape_reads`.
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::TensorProto> initializers;  ///< the source's constants they read
+  struct ShapeRead {
+    std::vector<int64_t> fixed;       ///< its shape at the fixed input shapes
+    /// Per dimension: the input symbols it is the product of (one, or more: "batch*seq"), or
+    /// none (fixed).
+    std::vector<std::vector<std::string>> labels;
+  };
+  /// Tensor computed at run time whose shape the nodes read -> its shape. The labels are set
+  /// by label_shape_values (exporter/shape_values.h).
+  std::unordered_map<std::string, ShapeRead> shape_reads;
+  /// Per dimension of the value: the input symbols it is the product of, or none (fixed).
+  std::vector<std::vector<std::string>> labels;
+  bool labelled = false;            ///< labels set; else `why_not` says why they cannot be
+  /// A small integer value (a shape, a length): per element, the input symbol it is or ""
+  /// (fixed), where every element is one of these (values_labelled).
+  std::vector<std::string> value_labels;
+  bool values_labelled = false;
+  std::string why_not;
+};
+
 struct ModelContext {
   std::string source_path;
   /// The original model without graph nodes, initializers and value_info (header, opsets,
@@ -55,6 +83,9 @@ struct ModelContext {
   /// and what was computed from them (importer/const_fold.h): constants only at the fixed
   /// input shapes. A weight of one of these names keeps the output at the fixed shapes.
   std::unordered_set<std::string> shape_derived;
+  /// Those of them the graph reads as data, as input leaves (ImportOptions::
+  /// shape_values_at_run_time): name -> how to compute it.
+  std::unordered_map<std::string, ShapeValue> shape_values;
   /// Canonical paths of the external data files the model was read from (external_data.h):
   /// an output must never overwrite one of them.
   std::vector<std::string> external_data_files;

@@ -25,6 +25,7 @@
 #include "pipeline/egraph_extract.h"
 #include "pipeline/measure.h"
 #include "pipeline/rule_sources.h"
+#include "pipeline/shape_values.h"
 #include "pipeline/weight_folding.h"
 #include "support/atomic_file.h"
 #include "support/stopwatch.h"
@@ -131,6 +132,35 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   ImportOptions iopts;
   iopts.input_shapes = o.input_shapes;
   ImportResult imp = import_onnx_file(o.input, iopts);
+  // Constants computed from symbolic input dimensions that the graph reads as data (a range of
+  // positions sliced to the sequence length, a mask) would keep the output at the fixed shapes:
+  // imported again as values computed at run time (shape_values.h), which an output with
+  // symbolic dimensions computes at any size. Kept where each one can be labelled and nothing
+  // else computed from the shapes stays a weight; the first import is then the original the
+  // output is checked against.
+  std::optional<ImportResult> plain;
+  std::string shape_values_why;  // why not, for the report
+  if (o.keep_symbolic_dims && verify_on && !symbolic_input_dims(imp.ctx).empty() &&
+      !shape_derived_weight(imp.graph, imp.ctx).empty()) {
+    ImportOptions ropts = iopts;
+    ropts.shape_values_at_run_time = true;
+    ImportResult again = import_onnx_file(o.input, ropts);
+    const size_t labelled = label_shape_values(again);
+    const std::string left = shape_derived_weight(again.graph, again.ctx);
+    const bool constant_use = std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(),
+                                          [](const FixedDimUse& u) { return !u.node; });
+    if (labelled == again.ctx.shape_values.size() && left.empty() && !constant_use) {
+      plain = std::move(imp);
+      imp = std::move(again);
+    } else if (!left.empty()) {
+      shape_values_why = "'" + left + "' cannot be computed at run time";
+    } else {
+      for (const auto& [v, sv] : again.ctx.shape_values)
+        if (!sv.labelled && shape_values_why.empty()) shape_values_why = "'" + v + "': " + sv.why_not;
+    }
+    if (!shape_values_why.empty()) spdlog::info("shape values not computed at run time: {}", shape_values_why);
+  }
+  const ImportResult& original = plain ? *plain : imp;  // what the output is checked against
   rep.times["import"] = t.seconds();
   rep.ops_before = imp.stats.onnx_op_counts;
   rep.opaque_nodes = imp.stats.opaque_nodes;
@@ -322,7 +352,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       // range of positions); fold_weights would hide it under a new name.
       if (const std::string w = shape_derived_weight(graph, imp.ctx); !w.empty()) {
         rep.symbolic.fixed_reason = "'" + w + "' is a constant the import computed from the input shapes (Shape, "
-                                    "Size), at their fixed values";
+                                    "Size), at their fixed values" +
+                                    (shape_values_why.empty() ? "" : "; computing it at run time: " + shape_values_why);
         eopts.keep_symbolic_dims = false;
       }
     }
@@ -341,6 +372,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       export_onnx_to(folded, imp.weights, imp.ctx, *staging, eopts, &es);
     }
     rep.symbolic.kept = es.symbolic_dims;
+    rep.symbolic.computed = es.shape_values;
     rep.folded_weights = fs.folded;
     rep.ops_after = es.op_counts;
     rep.external_data = es.external_data;
@@ -403,7 +435,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // written again at the fixed shapes. Returns the staged model imported at the fixed shapes.
   auto verify_written = [&] {
     ImportResult opt = import_staged();
-    rep.verify = verify_models(imp, opt, *verify_on, o.seed);
+    rep.verify = verify_models(original, opt, *verify_on, o.seed);
     rep.verify_ran = true;
     if (rep.symbolic.kept.empty()) return opt;
     std::string why;
@@ -435,7 +467,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     write_graph(*written, false);
     rep.symbolic.fixed_reason = why;
     opt = import_staged();
-    rep.verify = verify_models(imp, opt, *verify_on, o.seed);
+    rep.verify = verify_models(original, opt, *verify_on, o.seed);
     return opt;
   };
 
@@ -448,7 +480,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     ImportResult opt = verify_on ? verify_written() : import_staged();
     if (measure && (!rep.verify_ran || rep.verify.passed)) {
       const Stopwatch tm;
-      rep.measure = measure_models(imp, opt, o.seed, o.measure_repeats);
+      rep.measure = measure_models(original, opt, o.seed, o.measure_repeats);
       rep.times["measure"] = tm.seconds();
       if (!rep.measure.ok) {
         spdlog::warn("--measure: the models could not be timed on the GPU ({}); the predicted costs decide",

@@ -75,6 +75,9 @@ struct PipelineReport {
     std::vector<std::string> kept;
     std::string checked_at;
     std::string fixed_reason;
+    /// Constants the import computed from the input shapes, written as their computation
+    /// (ModelContext::shape_values) where the dimensions are kept.
+    std::vector<std::string> computed;
   } symbolic;
   std::map<std::string, int> ops_before, ops_after;
   MeasureResult measure;                      ///< both models timed on the GPU (measure.ok)

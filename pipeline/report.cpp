@@ -103,7 +103,8 @@ nlohmann::json PipelineReport::to_json() const {
   if (!symbolic.kept.empty() || !symbolic.fixed_reason.empty())
     j["symbolic_dims"] = {{"kept", symbolic.kept},
                           {"checked_at", symbolic.checked_at},
-                          {"fixed_reason", symbolic.fixed_reason}};
+                          {"fixed_reason", symbolic.fixed_reason},
+                          {"computed_at_run_time", symbolic.computed}};
   j["ops_before"] = ops_before;
   j["ops_after"] = ops_after;
   j["opaque_nodes"] = opaque_nodes;
@@ -258,6 +259,10 @@ void PipelineReport::print(FILE* out) const {
     for (const auto& d : symbolic.kept) dims += (dims.empty() ? "" : ", ") + d;
     std::fprintf(out, "shapes: symbolic input dimensions kept (%s), verified at the fixed shapes and at %s\n",
                  dims.c_str(), symbolic.checked_at.c_str());
+    if (!symbolic.computed.empty())
+      std::fprintf(out,
+                   "shapes: %zu constants computed from the input shapes written as their computation (e.g. '%s')\n",
+                   symbolic.computed.size(), symbolic.computed.front().c_str());
   } else if (!symbolic.fixed_reason.empty()) {
     std::fprintf(out,
                  "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: %s\n",

@@ -99,11 +99,56 @@ TEST(DimLabels, BatchMovedToAnotherAxisIsInferred) {
   EXPECT_EQ(dims(m.graph().output(0)), (std::vector<std::string>{"1", "N", "6"}));
 }
 
-TEST(DimLabels, ReshapeFoldingTheBatchIntoAProductStops) {
-  ImportResult r = imp_at(M("(float[N,4,8] x) => (y)", {I("to", {-1, 8})}, "r = Relu (x)\n y = Reshape (r, to)"), "x",
-                          {2, 4, 8});
-  EXPECT_NE(death_message(r).find("reshape to [8,8]: it folds symbolic dimension N into a product of dimensions"),
-            std::string::npos)
+// A reshape folding the batch into a product with a fixed dimension: the product's label
+// ("4*N"), written as the one -1; the model imported at batch 5 computes what the original does.
+TEST(DimLabels, ReshapeFoldingTheBatchIntoAProductIsThatProduct) {
+  const std::string text =
+      M("(float[N,4,8] x) => (y)", {I("to", {-1, 8}), T("w", {8, 3})}, "r = Relu (x)\n f = Reshape (r, to)\n y = MatMul (f, w)");
+  ImportResult r = imp_at(text, "x", {2, 4, 8});
+  onnx::ModelProto m = export_symbolic(r);
+  EXPECT_EQ(dims(m.graph().output(0)), (std::vector<std::string>{"4*N", "3"}));
+  const onnx::NodeProto* reshape = nullptr;
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Reshape") reshape = &n;
+  ASSERT_NE(reshape, nullptr);
+  EXPECT_EQ(initializer_ints(m, reshape->input(1)), (std::vector<int64_t>{-1, 8}));
+  ImportOptions at5;
+  at5.input_shapes["x"] = {5, 4, 8};
+  ImportResult original = imp(text, at5);
+  ImportResult written = import_onnx_model(m, "written.onnx", at5);
+  exec::Inputs in{{"x", exec::random_tensor({5, 4, 8}, 4)}};
+  auto a = refexec::run(original.graph, original.weights, in);
+  auto b = refexec::run(written.graph, written.weights, in);
+  ASSERT_EQ(b.outputs[0].shape, (Shape{20, 3}));
+  for (size_t i = 0; i < a.outputs[0].data.size(); ++i) EXPECT_NEAR(a.outputs[0].data[i], b.outputs[0].data[i], 1e-5);
+}
+
+// Tokens flattened to [N*S, 8] and viewed back as [N, S, 8] at batch 1: the one assignment of
+// N and S to the axes [1, 6] that fits labels them; the target is computed from x's shape
+// (Concat of Slice(Shape(x)) pieces), not a 0 or a -1.
+TEST(DimLabels, AProductSplitAgainIsWrittenFromTheInputDimensions) {
+  ImportResult r = imp_at(M("(float[N,S,8] x) => (y)", {I("flat", {-1, 8}), I("back", {1, 6, 8}), T("w", {8, 8})},
+                            "r = Relu (x)\n f = Reshape (r, flat)\n m = MatMul (f, w)\n y = Reshape (m, back)"),
+                          "x", {1, 6, 8});
+  onnx::ModelProto m = export_symbolic(r);
+  EXPECT_EQ(dims(m.graph().output(0)), (std::vector<std::string>{"N", "S", "8"}));
+  const onnx::NodeProto* last = nullptr;
+  int shapes = 0;
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() == "Reshape") last = &n;
+    if (n.op_type() == "Shape") ++shapes;
+  }
+  ASSERT_NE(last, nullptr);
+  EXPECT_TRUE(initializer_ints(m, last->input(1)).empty()) << "the target is computed, not an initializer";
+  EXPECT_EQ(shapes, 1);
+}
+
+// At N = S = 1 a product [N*S] split into [1, 1] could put either symbol on either axis.
+TEST(DimLabels, AnAmbiguousSplitOfAProductStops) {
+  ImportResult r = imp_at(M("(float[N,S,4] x) => (y)", {I("flat", {-1, 4}), I("back", {1, 1, 4}), T("w", {4, 4})},
+                            "r = Relu (x)\n f = Reshape (r, flat)\n m = MatMul (f, w)\n y = Reshape (m, back)"),
+                          "x", {1, 1, 4});
+  EXPECT_NE(death_message(r).find("where its symbolic dimensions go is ambiguous at the fixed shapes"), std::string::npos)
       << death_message(r);
 }
 

@@ -8,9 +8,12 @@ values of the symbolic dimensions.
 1. A small CNN (two convolutions reading one input, a Flatten-style Reshape whose target
    PyTorch computes from Shape) with a dynamic batch: kept; equal at batch 1, 2, 3 and 7.
 2. Two symbolic dimensions (batch and sequence) through MatMul, Softmax and ReduceMean: kept.
-3. A constant computed from the batch (Range over Shape, folded at the fixed shape): written
-   at the fixed shapes, with the reason; the output's input is declared fixed. At batch 1 too,
-   where the folded [[0]] broadcasts like a bias and the check at batch 2 could not tell.
+3. A constant computed from the batch (Range over Shape, folded at the fixed shape): written as
+   its computation, kept at batch 1 (where the folded [[0]] broadcasts like a bias) and 4.
+   One whose dimension follows no input's (2N + 1): the fixed shapes, with the reason.
+   Position embeddings gathered at positions sliced to the sequence length, with token ids
+   viewed by an int64 Reshape (BERT as the TorchScript exporter writes it), and tokens
+   flattened to [N*S, 16] and back at batch 1 (GPT-2's Conv1D): kept.
 4. A Reshape that puts the batch second ([1, N, 16]), which at batch 1 looks like a copy of the
    first axis: the check at twice the batch fails, and the fixed shapes are written instead.
    Likewise a reshape of [N, S, 8] to [S, N, 8] fixed at N = S: the check takes N and S to
@@ -129,6 +132,84 @@ def batch_constant(path):
     save(nodes, [x], [y], inits, path)
 
 
+def odd_range(path):
+    """As batch_constant, with Cast(Range(0, 2N + 1)) as a column [2N + 1, 1], concatenated
+    under x's rows projected to one column, averaged, and added: a constant read as data whose
+    dimension (2N + 1) follows no input dimension."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])
+    nodes = two_branches("rb") + [
+        helper.make_node("Add", ["ra", "rb"], ["s"]),
+        helper.make_node("Shape", ["x"], ["shp"]),
+        helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0),
+        helper.make_node("Mul", ["n", "two"], ["n2"]),
+        helper.make_node("Add", ["n2", "one"], ["n21"]),
+        helper.make_node("Range", ["zero", "n21", "one"], ["r"]),
+        helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+        helper.make_node("Unsqueeze", ["rf", "axes1"], ["col"]),
+        helper.make_node("MatMul", ["s", "v"], ["q"]),
+        helper.make_node("Concat", ["q", "col"], ["cat"], axis=0),
+        helper.make_node("ReduceMean", ["cat"], ["m"], axes=[0], keepdims=1),
+        helper.make_node("Add", ["s", "m"], ["y"]),
+    ]
+    inits = [weight("w1", 16, 16), weight("w2", 16, 16), weight("v", 16, 1), i64("zero", 0), i64("one", 1),
+             i64("two", 2), i64("axes1", [1])]
+    save(nodes, [x], [y], inits, path)
+
+
+def positions(path):
+    """BERT's embeddings as PyTorch's TorchScript exporter writes them: token ids [N, S] viewed
+    as [-1, S] (an int64 Reshape whose target comes from Shape), an embedding Gather, plus the
+    position embeddings gathered at a slice [0, S) of a buffer of positions (a constant the
+    import folds from S), then two products of the sum (a rewrite)."""
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", "S"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", 16])
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["shp"]),
+        helper.make_node("Gather", ["shp", "one"], ["s"], axis=0),
+        helper.make_node("Unsqueeze", ["s", "axes0"], ["s1"]),
+        helper.make_node("Concat", ["minus1", "s1"], ["view"], axis=0),
+        helper.make_node("Reshape", ["ids", "view"], ["ids2"]),
+        helper.make_node("Gather", ["emb", "ids2"], ["e"]),
+        helper.make_node("Slice", ["buffer", "zero1", "s1", "one1"], ["pos"]),
+        helper.make_node("Gather", ["pemb", "pos"], ["p"]),
+        helper.make_node("Add", ["e", "p"], ["x"]),
+        helper.make_node("MatMul", ["x", "w1"], ["a"]),
+        helper.make_node("MatMul", ["x", "w2"], ["b"]),
+        helper.make_node("Relu", ["a"], ["ra"]),
+        helper.make_node("Relu", ["b"], ["rb"]),
+        helper.make_node("Add", ["ra", "rb"], ["y"]),
+    ]
+    inits = [weight("emb", 50, 16), weight("pemb", 32, 16), i64("buffer", [list(range(32))]),
+             weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("axes0", [0]), i64("minus1", [-1]),
+             i64("zero1", [0]), i64("one1", [1])]
+    save(nodes, [ids], [y], inits, path)
+
+
+def tokens_flattened(path):
+    """GPT-2's Conv1D: x [N, S, 16] viewed as [-1, 16] (target from Shape), a product, and viewed
+    back as [N, S, 16] (target Concat(Shape(x)[:-1], [16])), twice (a rewrite merges them): at
+    batch 1 the sizes alone cannot tell where the batch goes."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", 16])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shp"]),
+        helper.make_node("Slice", ["shp", "minus1", "big", "zero1"], ["last"]),
+        helper.make_node("Concat", ["minus1", "last"], ["flat_t"], axis=0),
+        helper.make_node("Reshape", ["x", "flat_t"], ["flat"]),
+        helper.make_node("Slice", ["shp", "zero1", "minus1", "zero1"], ["lead"]),
+        helper.make_node("Concat", ["lead", "c16"], ["back_t"], axis=0),
+    ]
+    for i in (1, 2):
+        nodes += [helper.make_node("MatMul", ["flat", f"w{i}"], [f"m{i}"]),
+                  helper.make_node("Relu", [f"m{i}"], [f"r{i}"]),
+                  helper.make_node("Reshape", [f"r{i}", "back_t"], [f"o{i}"])]
+    nodes.append(helper.make_node("Add", ["o1", "o2"], ["y"]))
+    inits = [weight("w1", 16, 16), weight("w2", 16, 16), i64("minus1", [-1]), i64("big", [1 << 30]),
+             i64("zero1", [0]), i64("c16", [16])]
+    save(nodes, [x], [y], inits, path)
+
+
 def batch_second(path):
     """Relu(x @ w1) reshaped to [1, N, 16] (a target computed from Shape), and Relu(x @ w2)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])
@@ -242,20 +323,57 @@ def main():
         equal_at(path("att.onnx"), path("att.out.onnx"), [{"x": [n, s, 16]} for n, s in ((2, 5), (1, 1), (3, 9))])
         checks += 1
 
-        # 3. Fixed: a constant computed from the batch.
-        # At batch 1 the folded range is [[0]], which broadcasts like a bias, and at batch 2 the
-        # check would see [[0], [1]] both ways: only its origin tells (ModelContext::shape_derived).
+        # 3. A constant computed from the batch: written as its computation (ModelContext::
+        # shape_values). At batch 1 the folded range is [[0]], which broadcasts like a bias, and at
+        # batch 2 the check would see [[0], [1]] both ways: only its origin tells (shape_derived).
         batch_constant(path("rows.onnx"))
         for n in (1, 4):
             r, err = run(a.tool, path("rows.onnx"), path("rows.out.onnx"), {"x": [n, 16]})
             assert not r["kept_original"]
             sym = r["symbolic_dims"]
-            assert not sym["kept"] and sym["fixed_reason"] == (
-                "'col' is a constant the import computed from the input shapes (Shape, Size), at their fixed values"), sym
-            assert "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: " in err
-            assert declared(path("rows.out.onnx")) == {"x": [n, 16]}
-            equal_at(path("rows.onnx"), path("rows.out.onnx"), [{"x": [n, 16]}])
+            assert sym["kept"] == ["x: N"] and sym["computed_at_run_time"] == ["col"], sym
+            assert "shapes: 1 constants computed from the input shapes written as their computation (e.g. 'col')" in err
+            assert declared(path("rows.out.onnx")) == {"x": ["N", 16]}
+            equal_at(path("rows.onnx"), path("rows.out.onnx"), [{"x": [b, 16]} for b in (1, 2, 3, 7)])
             checks += 1
+
+        # 3b. One whose dimension (2N + 1) follows no input dimension: the fixed shapes, and why.
+        odd_range(path("odd.onnx"))
+        r, err = run(a.tool, path("odd.onnx"), path("odd.out.onnx"), {"x": [2, 16]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert not sym["kept"] and sym["fixed_reason"].startswith(
+            "'col' is a constant the import computed from the input shapes (Shape, Size), at their fixed values; "
+            "computing it at run time: "), sym
+        assert "follows no input dimension" in sym["fixed_reason"], sym
+        assert "shapes: written at the fixed --input-shape shapes, not the symbolic ones the input declares: " in err
+        assert declared(path("odd.out.onnx")) == {"x": [2, 16]}
+        equal_at(path("odd.onnx"), path("odd.out.onnx"), [{"x": [2, 16]}])
+        checks += 1
+
+        # 3c. Position embeddings gathered at a slice of positions cut to the sequence length, and
+        # token ids viewed with a target from Shape (an int64 Reshape, opaque): kept, up to the
+        # 32 positions the buffer has.
+        positions(path("pos.onnx"))
+        for n, s in ((1, 8), (2, 5)):
+            r, err = run(a.tool, path("pos.onnx"), path("pos.out.onnx"), {"ids": [n, s]})
+            assert not r["kept_original"]
+            sym = r["symbolic_dims"]
+            assert sym["kept"] == ["ids: N", "ids: S"] and sym["computed_at_run_time"], sym
+            assert declared(path("pos.out.onnx"), "output") == {"y": ["N", "S", 16]}
+            equal_at(path("pos.onnx"), path("pos.out.onnx"), [{"ids": [b, t]} for b, t in ((1, 8), (3, 4), (2, 32), (1, 1))])
+            checks += 1
+
+        # 3d. Tokens flattened to [N*S, 16] and back at batch 1: kept, the target back written
+        # from the input's dimensions.
+        tokens_flattened(path("flat.onnx"))
+        r, err = run(a.tool, path("flat.onnx"), path("flat.out.onnx"), {"x": [1, 6, 16]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert sym["kept"] == ["x: N", "x: S"], sym
+        assert declared(path("flat.out.onnx"), "output") == {"y": ["N", "S", 16]}
+        equal_at(path("flat.onnx"), path("flat.out.onnx"), [{"x": [b, t, 16]} for b, t in ((1, 6), (3, 4), (2, 9))])
+        checks += 1
 
         # 4. Fixed after the check at twice the batch fails.
         batch_second(path("second.onnx"))
