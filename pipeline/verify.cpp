@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -99,9 +100,57 @@ void collect_boundaries(const Prepared& p, const WeightStore& w, std::set<std::s
   for (const auto& [name, id] : p.selects_by_name) out.insert(name);
 }
 
+// Single-output opaque nodes of one model that compute what another of its opaque nodes does:
+// the same operator, attributes and operands (the same values, or constants of the same type
+// and bytes). A re-import merges such twins (CSE, importer/cse.h) where the first import kept
+// them apart (their operands were an Identity apart, or one constant was computed from the
+// shapes): the twin the other model lacks is given its counterpart's value. Name -> the name
+// of the twin the other model has.
+std::map<std::string, std::string> twins(const ImportResult& m, const std::set<std::string>& other) {
+  const ir::Graph& g = m.graph;
+  auto operand = [&](ir::NodeId c) -> std::string {
+    const ir::Node& nd = g.node(c);
+    if (nd.op == Op::Weight)
+      if (auto leaf = parse_leaf_id(g.node(nd.children[0]).sym); leaf && m.weights.contains(leaf->name)) {
+        const WeightData& w = m.weights.get(leaf->name);
+        return "w:" + std::string(dtype_name(w.type.dtype)) + shape_str(w.type.shape) + ":" + w.bytes;
+      }
+    return "n:" + std::to_string(c);
+  };
+  std::map<std::string, std::vector<std::string>> groups;  // signature -> names
+  for (ir::NodeId n = 0; n < g.size(); ++n) {
+    const ir::Node& nd = g.node(n);
+    if (nd.op != Op::Opaque) continue;
+    auto id = parse_opaque_id(g.node(nd.children[0]).sym);
+    if (!id || id->outputs.size() != 1) continue;
+    const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
+    onnx::NodeProto op = on.node;  // what it computes, without its names
+    op.clear_name();
+    op.clear_input();
+    op.clear_output();
+    op.clear_doc_string();
+    std::string sig;
+    op.SerializeToString(&sig);
+    sig += "|" + shape_str(g.type(n).tensor.shape);
+    for (size_t c = 1; c < nd.children.size(); ++c) sig += "|" + operand(nd.children[c]);
+    groups[sig].push_back(first_output(on));
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& [sig, names] : groups) {
+    if (names.size() < 2) continue;
+    auto shared = std::find_if(names.begin(), names.end(), [&](const std::string& nm) { return other.count(nm) != 0; });
+    if (shared == names.end()) continue;
+    for (const auto& nm : names)
+      if (!other.count(nm)) out[nm] = *shared;
+  }
+  return out;
+}
+
 // Gives every region boundary (a node either model cannot compute) the same random value in
-// both models; the other opaque nodes are computed by the executor in both.
-void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, uint64_t seed) {
+// both models (a twin its counterpart's); the other opaque nodes are computed by the executor in
+// both.
+void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, uint64_t seed,
+                        const std::map<std::string, std::string>& twin) {
   for (const std::string& name : boundaries) {
     ir::NodeId id = 0;
     if (auto it = p.opaque_by_name.find(name); it != p.opaque_by_name.end()) {
@@ -111,7 +160,8 @@ void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, ui
     } else {
       continue;
     }
-    p.provided[id] = exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(name, seed));
+    const auto t = twin.find(name);
+    p.provided[id] = exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(t == twin.end() ? name : t->second, seed));
   }
 }
 
@@ -166,13 +216,15 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
   for (const auto& on : original.ctx.opaque) original_opaque.insert(first_output(on));
   for (const auto& on : optimized.ctx.opaque) optimized_opaque.insert(first_output(on));
   Prepared a = prepare(original, optimized_opaque), b = prepare(optimized, original_opaque);
+  const std::map<std::string, std::string> twin_a = twins(original, optimized_opaque),
+                                           twin_b = twins(optimized, original_opaque);
   std::set<std::string> boundaries;
   for (;;) {  // until no provided value makes another node a boundary
     const size_t known = boundaries.size();
     collect_boundaries(a, original.weights, boundaries);
     collect_boundaries(b, optimized.weights, boundaries);
-    provide_boundaries(a, boundaries, seed);
-    provide_boundaries(b, boundaries, seed);
+    provide_boundaries(a, boundaries, seed, twin_a);
+    provide_boundaries(b, boundaries, seed, twin_b);
     if (boundaries.size() == known) break;
   }
   r.opaque_regions = static_cast<int>(a.provided.size());
@@ -187,11 +239,12 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
   // An opaque node only one model has must be computed: a random value in its place would be
   // compared with the other model's real one. A multi-output one never is (its outputs are
   // always region boundaries).
-  for (const auto& [which, model, other] :
-       {std::tuple{"original", &original, &optimized_opaque}, std::tuple{"optimized", &optimized, &original_opaque}})
+  for (const auto& [which, model, other, twin] :
+       {std::tuple{"original", &original, &optimized_opaque, &twin_a},
+        std::tuple{"optimized", &optimized, &original_opaque, &twin_b}})
     for (const auto& on : model->ctx.opaque) {
       const std::string name = first_output(on);
-      if (other->count(name) || (on.node.output_size() == 1 && !boundaries.count(name))) continue;
+      if (other->count(name) || (on.node.output_size() == 1 && !boundaries.count(name)) || twin->count(name)) continue;
       const bool multi = on.node.output_size() > 1;
       r.failure = std::string("the ") + which + " model has " + (multi ? "a multi-output opaque node" : "an opaque node") +
                   " the other model has not" + (multi ? "" : " and the executors cannot compute") + " ('" + name + "')";

@@ -110,6 +110,85 @@ g (float[1,4] x) => (y) <float[1,4] c = {0,1,0,0}> {
                  "the original model has an opaque node the other model has not and the executors cannot compute ('h')");
 }
 
+// Two Hardmax nodes computing the same (their operands an Identity apart in the original), merged
+// into one in the optimized model, as a re-import's CSE does: the one the optimized model lacks
+// gets its twin's value, and the outputs agree.
+TEST(Verify, AnOpaqueTwinTheOptimizedModelMergedGetsItsTwinsValue) {
+  auto a = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) {
+  x2 = Identity (x)
+  h1 = Hardmax <axis = 1> (x)
+  h2 = Hardmax <axis = 1> (x2)
+  r1 = Relu (h1)
+  y = Add (r1, h2)
+})");
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) {
+  h1 = Hardmax <axis = 1> (x)
+  r1 = Relu (h1)
+  y = Add (r1, h1)
+})");
+  const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
+  EXPECT_TRUE(r.passed) << r.failure;
+  EXPECT_EQ(r.max_abs_err, 0.0);
+  // Equal constants under two names are the same operand too.
+  auto c = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}, float[1,4] w2 = {0,1,0,0}> {
+  h1 = Hardmax <axis = 1> (w1)
+  h2 = Hardmax <axis = 1> (w2)
+  a1 = Add (x, h1)
+  y = Add (a1, h2)
+})");
+  auto d = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
+  h1 = Hardmax <axis = 1> (w1)
+  a1 = Add (x, h1)
+  y = Add (a1, h1)
+})");
+  EXPECT_TRUE(verify_models(c, d, Executor::Cpu, 1).passed);
+}
+
+// ... but not a node that computes something else (another axis, other constants).
+TEST(Verify, AnOpaqueNodeThatIsNoTwinStillFails) {
+  auto a = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}, float[1,4] w2 = {0,0,1,0}> {
+  h1 = Hardmax <axis = 1> (w1)
+  h2 = Hardmax <axis = 1> (w2)
+  a1 = Add (x, h1)
+  y = Add (a1, h2)
+})");
+  auto b = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
+  h1 = Hardmax <axis = 1> (w1)
+  a1 = Add (x, h1)
+  y = Add (a1, h1)
+})");
+  expect_failure(a, b,
+                 "the original model has an opaque node the other model has not and the executors cannot compute ('h2')");
+  auto c = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,4] x) => (y) {
+  x2 = Identity (x)
+  h1 = Hardmax <axis = 1> (x)
+  h2 = Hardmax <axis = 0> (x2)
+  y = Add (h1, h2)
+})");
+  auto d = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[2,4] x) => (y) {
+  h1 = Hardmax <axis = 1> (x)
+  y = Add (h1, h1)
+})");
+  expect_failure(c, d,
+                 "the original model has an opaque node the other model has not and the executors cannot compute ('h2')");
+}
+
 // A multi-output opaque node (its outputs are always region boundaries) only one model has
 // cannot be compared: named, not a confusing mismatch of random values.
 TEST(Verify, AMultiOutputOpaqueNodeOnlyOneModelHasFails) {
