@@ -41,6 +41,7 @@ const std::unordered_map<std::string, EvalFn>& table() {
       {"Mod", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, '%'); }},
       {"Max", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'M'); }},
       {"Min", [](const Node& n, const onnx::NodeProto&) { return arithmetic(n, 'm'); }},
+      {"Pow", [](const Node& n, const onnx::NodeProto&) { return power(n); }},
       {"Neg", [](const Node& n, const onnx::NodeProto&) { return neg(n); }},
       {"Abs", [](const Node& n, const onnx::NodeProto&) { return unary(n, "Abs"); }},
       {"ReduceMax", [](const Node& n, const onnx::NodeProto&) { return reduce(n, "ReduceMax"); }},

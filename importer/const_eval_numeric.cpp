@@ -58,6 +58,40 @@ WeightData arithmetic(const Node& n, char op) {
   return out;
 }
 
+// Pow of a float base: exponents 2 and 3 as ONNX Runtime computes them (x*x, x*x*x), any other
+// only where the power is exact in the base's type (DINOv2's sqrt(256) = 256^0.5 = 16): a
+// rounded power is whatever the runtime's libm gives, which folding must not guess.
+WeightData power(const Node& n) {
+  if (n.num_inputs() != 2) skip("not two operands");
+  const WeightData &a = n.value(0), &b = n.value(1);
+  if (a.type.dtype != DType::F32 && a.type.dtype != DType::F64) skip("Pow of a non-float base");
+  if (n.opset() < 7 && a.type.shape != b.type.shape) skip("shapes differ (opset < 7)");
+  Broadcast bc({&a.type.shape, &b.type.shape});
+  WeightData out = make(a.type.dtype, bc.shape());
+  with_numeric(a.type.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_floating_point_v<T>) {
+      bc.for_each([&](size_t k, const std::vector<int64_t>& o) {
+        const T x = at<T>(a, static_cast<size_t>(o[0]));
+        double y = 0;
+        with_numeric(b.type.dtype, [&](auto e) { y = static_cast<double>(at<decltype(e)>(b, static_cast<size_t>(o[1]))); });
+        T r;
+        if (y == 2) {
+          r = x * x;
+        } else if (y == 3) {
+          r = x * x * x;
+        } else {
+          const double p = std::pow(static_cast<double>(x), y);
+          if (!std::isfinite(p) || static_cast<double>(static_cast<T>(p)) != p) skip("a power that is not exact");
+          r = static_cast<T>(p);
+        }
+        put<T>(out, k, r);
+      });
+    }
+  });
+  return out;
+}
+
 WeightData compare(const Node& n, const std::string& op) {
   const WeightData &a = n.value(0), &b = n.value(1);
   if (a.type.dtype != b.type.dtype) skip("operand types differ");

@@ -207,6 +207,7 @@ inline WeightData reshaped(const WeightData& x, Shape s) {
 
 // const_eval_numeric.cpp
 WeightData arithmetic(const Node& n, char op);
+WeightData power(const Node& n);
 WeightData compare(const Node& n, const std::string& op);
 WeightData logical(const Node& n, const std::string& op);
 WeightData neg(const Node& n);

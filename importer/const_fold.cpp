@@ -44,12 +44,22 @@ class Folder {
         if (!default_domain(n) || !const_eval::covers(n.op_type()) || has_subgraph(n) || n.output_size() != 1 ||
             n.output(0).empty() || done_.count(n.output(0)))
           continue;
-        if (n.op_type() == "Identity") {  // alias, no copy
-          if (const WeightData* v = n.input_size() == 1 ? value(n.input(0)) : nullptr) {
-            known_[n.output(0)] = v;
+        if (n.op_type() == "Identity") {
+          if (const WeightData* v = n.input_size() == 1 && small_known(n.input(0)) ? value(n.input(0)) : nullptr) {
             if (shape_derived_.count(n.input(0))) shape_derived_.insert(n.output(0));
             done_.insert(n.output(0));
             changed = true;
+            if (static_cast<int64_t>(v->count()) > max_elements_ || v->count() == 0) {
+              known_[n.output(0)] = v;  // a weight: an alias, no copy (the node stays, lowering removes it)
+              continue;
+            }
+            // A small value (a shape, sizes) becomes a constant of its own, which shape inference
+            // reads (a Resize whose sizes are an Identity of an initializer).
+            store_.push_back(*v);
+            known_[n.output(0)] = &store_.back();
+            *g_.add_initializer() = tensor_from_data(n.output(0), store_.back());
+            removed[static_cast<size_t>(i)] = true;
+            ++folded;
           }
           continue;
         }

@@ -17,8 +17,9 @@ namespace tensat::detail {
 
 /// Folds the nodes of `g` (default domain, opset `opset`) to a fixpoint: each folded node is
 /// removed and its output becomes an initializer of the same name. `types`: static types of
-/// values known from graph inputs and ONNX shape inference. Identity of a known value aliases
-/// it without a copy (the node stays, lowering removes it). Results without elements are used
+/// values known from graph inputs and ONNX shape inference. Identity of a known value is folded
+/// like any node where the value is small (at most `max_elements`); a larger one (a weight)
+/// is aliased without a copy (the node stays, lowering removes it). Results without elements are used
 /// for further folding but stay nodes (a weight leaf has no empty dimension). `where` names
 /// the model in errors. Returns the number of nodes removed.
 /// `shape_derived` (kept across calls) collects the values folded from the shape of a tensor

@@ -447,6 +447,41 @@ void Importer::infer_shapes(onnx::ModelProto& model) {
   for (auto& [n, op] : hidden) n->set_op_type(op);
 }
 
+// The types a model declares for its intermediate values and outputs, where they name an
+// input's symbolic dimension ("N"), at the value --input-shape gave that dimension: in ONNX one
+// name is one value throughout a graph. (torch.export writes value_info for every value; with a
+// dynamic batch its dimensions are symbolic, and an opset 20 AveragePool or DFT, which libonnx
+// 1.12 cannot type, is typed by them.) A symbol given two values is left alone.
+void Importer::resolve_symbolic_value_info(onnx::GraphProto& graph) const {
+  std::map<std::string, std::optional<int64_t>> value;  // symbol -> its value (nullopt: two)
+  for (const auto& d : out_.ctx.declared_inputs) {
+    const auto* given = [&]() -> const onnx::ValueInfoProto* {
+      for (const auto& in : graph.input())
+        if (in.name() == d.name()) return &in;
+      return nullptr;
+    }();
+    if (!given || !d.type().has_tensor_type() || !given->type().tensor_type().has_shape()) continue;
+    const auto& ds = d.type().tensor_type().shape();
+    const auto& gs = given->type().tensor_type().shape();
+    for (int a = 0; a < ds.dim_size() && a < gs.dim_size(); ++a) {
+      if (ds.dim(a).dim_param().empty() || !gs.dim(a).has_dim_value()) continue;
+      auto [it, added] = value.emplace(ds.dim(a).dim_param(), gs.dim(a).dim_value());
+      if (!added && it->second != gs.dim(a).dim_value()) it->second = std::nullopt;
+    }
+  }
+  if (value.empty()) return;
+  auto resolve = [&](onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    for (auto& dim : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (dim.has_dim_value() || dim.dim_param().empty()) continue;
+      auto it = value.find(dim.dim_param());
+      if (it != value.end() && it->second) dim.set_dim_value(*it->second);
+    }
+  };
+  for (auto& vi : *graph.mutable_value_info()) resolve(vi);
+  for (auto& vi : *graph.mutable_output()) resolve(vi);
+}
+
 // A value_info without every dimension (one that shape inference wrote in an earlier round,
 // before a folded constant fixed the rest, or the exporter's symbolic one) goes before the next
 // round: libonnx 1.12 does not refine it (RAFT's Tile stayed [unk, 2, 16, 16] after its input
@@ -632,6 +667,7 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
   ctx.declared_inputs.assign(graph.input().begin(), graph.input().end());
   ctx.declared_outputs.assign(graph.output().begin(), graph.output().end());
   load_inputs(graph, opts);
+  resolve_symbolic_value_info(graph);
   for (const auto& n : graph.node()) out_.stats.onnx_op_counts[n.op_type()]++;  // of the source model
   out_.stats.onnx_nodes = graph.node_size();
   check_names(graph);

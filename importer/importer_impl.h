@@ -70,6 +70,7 @@ class Importer {
   static void empty_initializers_to_constants(onnx::GraphProto& graph);
   void load_inputs(onnx::GraphProto& graph, const ImportOptions& opts);
   void collect_value_types(const onnx::GraphProto& graph);
+  void resolve_symbolic_value_info(onnx::GraphProto& graph) const;
   void check_names(const onnx::GraphProto& graph) const;
   void infer_shapes(onnx::ModelProto& model);
   /// Constant folding (with shape inference, to a fixpoint), CSE and DCE on the ONNX graph.

@@ -420,6 +420,26 @@ def newer_cases():
         [x], [y], inits + [I64("pl", [1, 2, 2, 1, 0, 0, 0, 0]), I64("s2", [-1, 2]), I64("st", [-1]),
                            I64("en", [-(2 ** 63)]), I64("ax0", [0]), I64("m1", [-1]), I64("flat", [-1])],
         opset=17), opaque=True))
+    # As the 2026-11-26 campaign over 41 more networks met them (docs/real-exports.md): a Resize
+    # whose sizes are an Identity of an initializer (BEiT), a Reshape target computed with
+    # Pow(256, 0.5) (DINOv2), each refused ("cannot determine the type") before; an opset 20
+    # AveragePool with ceil_mode and a kernel larger than its input, typed only by the model's
+    # value_info, whose batch is symbolic there (HF EfficientNet, at batch "N").
+    out.append(Case("resize_sizes_identity_of_initializer", model(
+        [N("Identity", ["sizes"], ["sizes2"]), N("Resize", ["x", "", "", "sizes2"], ["r"], mode="linear"),
+         N("Relu", ["r"], ["y"])], [x], [y], [I64("sizes", [1, 4, 12, 12])], opset=13), opaque=True))
+    out.append(Case("reshape_target_from_pow", model(
+        [N("Pow", ["a", "half"], ["p"]), N("Cast", ["p"], ["pc"], to=TensorProto.INT64),
+         N("Unsqueeze", ["pc", "ax"], ["u"]), N("Concat", ["one", "four", "u", "u"], ["shape"], axis=0),
+         N("Reshape", ["x", "shape"], ["r"]), N("Relu", ["r"], ["y"])], [x], [y],
+        [numpy_helper.from_array(np.array(36.0, np.float32), "a"), numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+         I64("ax", [0]), I64("one", [1]), I64("four", [4])], opset=13)))
+    pool = model([N("Relu", ["x"], ["r"]),
+                  N("AveragePool", ["r"], ["p"], kernel_shape=[8, 8], strides=[8, 8], ceil_mode=1, pads=[0, 0, 0, 0]),
+                  N("Relu", ["p"], ["y"])], [vi("x", ["N", 4, 6, 6])], [vi("y", ["N", 4, 1, 1])], opset=20, ir=10)
+    pool.graph.value_info.extend([vi("p", ["N", 4, 1, 1]), vi("r", ["N", 4, 6, 6])])
+    out.append(Case("opset20_ceil_pool_typed_by_symbolic_value_info", pool, opaque=True,
+                    flags=["--input-shape", "x:2x4x6x6"]))
     return out
 
 
