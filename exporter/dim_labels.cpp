@@ -136,6 +136,14 @@ int DimLabels::product(const std::vector<int>& labels, int64_t c) {
   if (bases.size() == 1 && c == 1) return bases[0];
   std::string nm = c == 1 ? "" : std::to_string(c);
   for (int b : bases) nm += (nm.empty() ? "" : "*") + names_[static_cast<size_t>(b)];
+  // The same product has the same label; a name another label has (an input's symbol
+  // written "N*S") gets a suffix.
+  for (std::string base = nm, k = "'";; nm = base + k, k += "'") {
+    auto it = by_name_.find(nm);
+    if (it == by_name_.end()) break;
+    if (factors_[static_cast<size_t>(it->second)] == bases && consts_[static_cast<size_t>(it->second)] == c)
+      return it->second;
+  }
   const int id = fresh(nm);
   factors_[static_cast<size_t>(id)] = bases;
   consts_[static_cast<size_t>(id)] = c;
@@ -268,6 +276,7 @@ std::vector<int64_t> DimLabels::value_ints(ir::NodeId n, ir::NodeId c) const {
     auto leaf = parse_leaf_id(g_.node(nd.children[0]).sym);
     if (leaf && weights_.contains(leaf->name)) {
       const WeightData& w = weights_.get(leaf->name);
+      assert((w.type.dtype == DType::I64 || w.type.dtype == DType::I32) && "labelled elements are integers");
       std::vector<int64_t> v(w.count());
       for (size_t i = 0; i < v.size(); ++i) {
         if (w.type.dtype == DType::I64) {
@@ -415,7 +424,7 @@ std::vector<int64_t> DimLabels::constant_ints(ir::NodeId n, ir::NodeId c) const 
       }
     }
   }
-  stop(n, "an axes input that is not a constant");
+  stop(n, "an integer operand (axes, a shape) that is not a constant");
 }
 
 void DimLabels::label_node(ir::NodeId n) {
@@ -590,7 +599,8 @@ void DimLabels::label_reshape(ir::NodeId n) {
   const DimLabelList& in = of(nd.children[1]);
   // A product of symbols (batch*seq after a flatten) may split again: by groups.
   for (int l : in)
-    if (l != kStaticDim && factors_.at(static_cast<size_t>(l)).size() > 1) return label_reshape_groups(n);
+    if (l != kStaticDim && (factors_.at(static_cast<size_t>(l)).size() > 1 || consts_.at(static_cast<size_t>(l)) != 1))
+      return label_reshape_groups(n);
   std::vector<int64_t> target(to.begin(), to.end());
   bool inferred = false;
   int64_t before_in = 1;
@@ -736,9 +746,11 @@ void DimLabels::label_reshape_groups(ir::NodeId n) {
   }
   if (other.size() == 1) target[other[0]] = -1;
   if (other.size() > 1) {
-    if (ctx_.default_opset < 5) stop(n, "a target computed at run time needs opset 5");
-    for (size_t a : other)
-      if (!input_symbols_only(out[a])) stop(n, "its dimension " + name(out[a]) + " is not a product of input dimensions");
+    // Shape, Slice, Concat and Mul of int64 tensors: opset 6.
+    if (ctx_.default_opset < 6) stop(n, "a target computed at run time needs opset 6");
+    for (size_t a = 0; a < out.size(); ++a)
+      if (out[a] != kStaticDim && !input_symbols_only(out[a]))
+        stop(n, "its dimension " + name(out[a]) + " is not a product of input dimensions");
     target_labels_[n] = out;
   }
   targets_[n] = std::move(target);

@@ -110,7 +110,8 @@ class Emitter {
   std::unordered_map<std::string, std::string> int64_inits_;
   std::unordered_map<std::string, const onnx::TensorProto*> init_by_name_;  // emitted weight initializers
   std::unordered_set<NodeId> batchnorms_;  // ewadd nodes written as one BatchNormalization
-  std::unordered_set<std::string> shape_names_;            // written by emit_shape_value
+  std::unordered_set<std::string> shape_names_;                  // written by emit_shape_value
+  std::unordered_map<std::string, std::string> shape_renames_;  // its source names -> names here
   std::unordered_map<std::string, std::string> input_dims_;    // symbol -> its 1-element int64 tensor
   std::unordered_map<std::string, std::string> input_shapes_;  // graph input -> its Shape
   ExportStats* stats_ = nullptr;
@@ -184,11 +185,19 @@ void Emitter::add_weight_initializer(const std::string& wname) {
 void Emitter::emit_shape_value(const std::string& v) {
   const ShapeValue& sv = ctx_.shape_values.at(v);
   if (!sv.labelled) throw ExportError("internal: shape value '" + v + "' written without its labels");
-  auto inner = [&](const std::string& x) { return x == v ? v : "tensat_shape/" + x; };
+  // A source name -> its name here: one no other tensor of the output has.
+  auto inner = [&](const std::string& x) -> std::string {
+    if (x == v) return v;
+    auto it = shape_renames_.find(x);
+    if (it != shape_renames_.end()) return it->second;
+    std::string nm = "tensat_shape/" + x;
+    for (int k = 1; used_names_.count(nm); ++k) nm = "tensat_shape/" + x + "_" + std::to_string(k);
+    used_names_.insert(nm);
+    return shape_renames_[x] = nm;
+  };
   for (const auto& t : sv.initializers) {
     const std::string nm = inner(t.name());
     if (!shape_names_.insert(nm).second) continue;
-    used_names_.insert(nm);
     onnx::TensorProto* c = graph_->add_initializer();
     *c = t;
     c->set_name(nm);
@@ -196,7 +205,6 @@ void Emitter::emit_shape_value(const std::string& v) {
   for (const auto& n : sv.nodes) {
     const std::string out = inner(n.output(0));
     if (!shape_names_.insert(out).second) continue;
-    used_names_.insert(out);
     if (auto r = sv.shape_reads.find(n.input_size() ? n.input(0) : ""); r != sv.shape_reads.end() &&
         (n.op_type() == "Shape" || n.op_type() == "Size") && n.input_size() == 1) {
       (void)shape_read(n, r->second, out);
@@ -216,8 +224,12 @@ void Emitter::emit_shape_value(const std::string& v) {
 // The 1-element int64 tensor of input dimension `symbol`: Slice(Shape(X), [k], [k+1]).
 std::string Emitter::input_dim(const std::string& symbol) {
   if (auto it = input_dims_.find(symbol); it != input_dims_.end()) return it->second;
-  for (const auto& [in, axes] : symbolic_input_dims(ctx_))
-    for (const auto& [axis, nm] : axes) {
+  const auto symbolic = symbolic_input_dims(ctx_);
+  for (const auto& decl : ctx_.declared_inputs) {  // the first input, in declaration order, that has it
+    const std::string& in = decl.name();
+    auto sym = symbolic.find(in);
+    if (sym == symbolic.end()) continue;
+    for (const auto& [axis, nm] : sym->second) {
       if (nm != symbol) continue;
       std::string& shape = input_shapes_[in];
       if (shape.empty()) {
@@ -238,6 +250,7 @@ std::string Emitter::input_dim(const std::string& symbol) {
       }
       return input_dims_[symbol] = out;
     }
+  }
   throw ExportError("internal: no input has the symbolic dimension '" + symbol + "'");
 }
 

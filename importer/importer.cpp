@@ -129,8 +129,18 @@ ir::NodeId Importer::value(const onnx::NodeProto& n, int i) const {
 const WeightData* Importer::constant(const onnx::NodeProto& n, int i) {
   const WeightData* w = shape_constant(n, i);
   if (w && out_.ctx.shape_derived.count(n.input(i)))
+    out_.fixed_dim_uses.push_back(
+        {std::nullopt, 0, where(n) + ": reads '" + n.input(i) + "', computed from the input shapes", ""});
+  return w;
+}
+
+const WeightData* Importer::size_constant(const onnx::NodeProto& n, int i) {
+  const WeightData* w = shape_constant(n, i);
+  if (w && out_.ctx.shape_derived.count(n.input(i)))
     out_.fixed_dim_uses.push_back({std::nullopt, 0,
-                                   where(n) + ": reads '" + n.input(i) + "', computed from the input shapes"});
+                                   where(n) + ": its sizes come from '" + n.input(i) +
+                                       "', computed from the input shapes",
+                                   n.input(i)});
   return w;
 }
 
@@ -740,6 +750,8 @@ void Importer::run(onnx::ModelProto& model, const ImportOptions& opts) {
     for (const auto& n : out_.graph.nodes())
       if (n.op == Op::Input)
         if (auto leaf = parse_leaf_id(out_.graph.node(n.children[0]).sym)) leaves.insert(leaf->name);
+    for (const auto& u : out_.fixed_dim_uses)
+      if (!u.value.empty()) leaves.insert(u.value);  // read by lowering as sizes: labelled too
     std::erase_if(ctx.shape_values, [&](const auto& kv) { return !leaves.count(kv.first); });
   }
   spdlog::debug("{}: imported {} ONNX nodes into {} graph nodes ({} opaque)", source_, out_.stats.onnx_nodes,

@@ -35,7 +35,7 @@ struct ImportOptions {
   /// A constant folded from the input shapes that the graph reads as data (a range of
   /// positions, a mask) becomes an input leaf of its name, its value in the weight store and
   /// its computation from the source in ModelContext::shape_values, so that an output with
-  /// symbolic dimensions can compute it at run time (exporter/shape_values.h). Those that
+  /// symbolic dimensions can compute it at run time (pipeline/shape_values.h). Those that
   /// cannot be computed that way stay weights.
   bool shape_values_at_run_time = false;
 };
@@ -60,6 +60,10 @@ struct FixedDimUse {
   std::optional<ir::NodeId> node;  ///< in ImportResult::graph
   size_t axis = 0;
   std::string what;
+  /// Without a node: the constant computed from the input shapes that lowering read as a Slice
+  /// bound or Split sizes. Such a use stands only where that constant is one of
+  /// ModelContext::shape_values whose elements do not follow any symbol (labelled fixed).
+  std::string value;
 };
 
 struct ImportResult {

@@ -47,9 +47,12 @@ class Importer {
   /// The same for a shape argument (a Reshape target, Split sizes, Slice bounds), which the
   /// lowered graph keeps as shapes the exporter's labels follow: not recorded.
   const WeightData* shape_constant(const onnx::NodeProto& n, int i) const;
+  /// A Slice bound or Split sizes: a shape argument whose fixed value sets the output's size, so
+  /// one computed from the input shapes is recorded (FixedDimUse::value).
+  const WeightData* size_constant(const onnx::NodeProto& n, int i);
   /// Records that lowering resolved dimension `axis` of `x` at its fixed size.
   void fixed_dim_use(ir::NodeId x, size_t axis, const onnx::NodeProto& n, const std::string& what) {
-    out_.fixed_dim_uses.push_back({x, axis, where(n) + ": " + what});
+    out_.fixed_dim_uses.push_back({x, axis, where(n) + ": " + what, ""});
   }
   /// Binds an output name of the current node to a value.
   void bind(const std::string& name, ir::NodeId id) { env_[name] = id; }
@@ -92,12 +95,10 @@ class Importer {
   std::unordered_set<std::string> weight_names_;               // names bound to weights
   std::unordered_set<std::string> ir3_initializer_inputs_;      // IR < 4: declarations dropped (run())
   std::unordered_set<ir::NodeId> plain_convs_;
-  // ImportOptions::shape_values_at_run_time: the source's nodes before simplify() and its
-  // constants small enough to fold from (const_fold.cpp), and the folded Shape/Size outputs
-  // that read a tensor computed at run time.
+  // ImportOptions::shape_values_at_run_time: the source's nodes before simplify(), and the
+  // folded Shape/Size outputs that read a tensor computed at run time.
   bool shape_values_at_run_time_ = false;
   std::vector<onnx::NodeProto> snapshot_;
-  std::unordered_map<std::string, onnx::TensorProto> snapshot_constants_;
   std::unordered_set<std::string> shapes_of_run_time_;
 };
 

@@ -441,7 +441,7 @@ void lower_split(Importer& im, const onnx::NodeProto& n) {
   int64_t dim = xs[static_cast<size_t>(axis)];
   std::vector<int64_t> sizes = attr_ints(n, "split");
   if (im.has_input(n, 1)) {
-    const WeightData* s = im.shape_constant(n, 1);
+    const WeightData* s = im.size_constant(n, 1);
     if (!s) cannot("split sizes are not constant");
     sizes = int_values(*s);
   }
@@ -485,7 +485,7 @@ void lower_slice(Importer& im, const onnx::NodeProto& n) {
   } else {
     auto get = [&](int i, std::vector<int64_t>& v) {
       if (!im.has_input(n, i)) return;
-      const WeightData* c = im.shape_constant(n, i);
+      const WeightData* c = i <= 2 ? im.size_constant(n, i) : im.shape_constant(n, i);
       if (!c) cannot("slice arguments are not constant");
       v = int_values(*c);
     };

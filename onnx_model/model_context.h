@@ -29,7 +29,7 @@ struct OpaqueNode {
 /// A constant the import computed from the input shapes (`ModelContext::shape_derived`) that
 /// the graph reads as data (a range of positions, a mask): in the graph it is an input leaf of
 /// its name whose value is in the weight store, and an output with symbolic dimensions writes
-/// its computation instead of the value (exporter/shape_values.h).
+/// its computation instead of the value (pipeline/shape_values.h).
 struct ShapeValue {
   /// The source model's nodes that compute it, in topological order, the last one writing it.
   /// A Shape (or Size) among them whose input is computed at run time reads `shape_reads`.
@@ -42,7 +42,7 @@ struct ShapeValue {
     std::vector<std::vector<std::string>> labels;
   };
   /// Tensor computed at run time whose shape the nodes read -> its shape. The labels are set
-  /// by label_shape_values (exporter/shape_values.h).
+  /// by label_shape_values (pipeline/shape_values.h).
   std::unordered_map<std::string, ShapeRead> shape_reads;
   /// Per dimension of the value: the input symbols it is the product of, or none (fixed).
   std::vector<std::vector<std::string>> labels;

@@ -89,12 +89,13 @@ bool resolve_measure(MeasureMode m) {
   return gpu::available();
 }
 
-// The --input-shape shapes with every symbolic dimension of the declared inputs doubled (one
-// symbol, one value; a symbol whose doubled value another already has takes the next free
-// one, so that two symbols fixed at the same value are told apart), and their
-// "x:2x3x224x224" form.
-std::map<std::string, Shape> doubled_symbolic(const ModelContext& ctx, std::map<std::string, Shape> shapes,
-                                              std::string& text) {
+// The --input-shape shapes with every symbolic dimension of the declared inputs at twice its
+// value plus one (one symbol, one value; a symbol whose value there another already has takes
+// the next free one, so that two symbols fixed at the same value are told apart), and their
+// "x:3x3x224x224" form. Plus one: sizes that agree at the fixed shapes agree at any multiple of
+// them where one is a multiple of the other ("2*S" taken for "N" at N = 2S).
+std::map<std::string, Shape> other_symbolic(const ModelContext& ctx, std::map<std::string, Shape> shapes,
+                                            std::string& text) {
   std::map<std::string, int64_t> value;  // symbol -> its value there
   std::set<int64_t> taken;
   const auto symbolic = symbolic_input_dims(ctx);
@@ -104,7 +105,7 @@ std::map<std::string, Shape> doubled_symbolic(const ModelContext& ctx, std::map<
     if (axes == symbolic.end() || it == shapes.end()) continue;
     for (const auto& [axis, name] : axes->second) {
       if (axis >= it->second.size()) continue;
-      auto [v, added] = value.emplace(name, 2 * it->second[axis]);
+      auto [v, added] = value.emplace(name, 2 * it->second[axis] + 1);
       if (added) {
         while (taken.count(v->second)) ++v->second;
         taken.insert(v->second);
@@ -140,20 +141,33 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   // output is checked against.
   std::optional<ImportResult> plain;
   std::string shape_values_why;  // why not, for the report
+  auto sizes_from_shapes = [](const ImportResult& r) {
+    return std::any_of(r.fixed_dim_uses.begin(), r.fixed_dim_uses.end(),
+                       [](const FixedDimUse& u) { return !u.node && !u.value.empty(); });
+  };
   if (o.keep_symbolic_dims && verify_on && !symbolic_input_dims(imp.ctx).empty() &&
-      !shape_derived_weight(imp.graph, imp.ctx).empty()) {
+      (!shape_derived_weight(imp.graph, imp.ctx).empty() || sizes_from_shapes(imp))) {
     ImportOptions ropts = iopts;
     ropts.shape_values_at_run_time = true;
     ImportResult again = import_onnx_file(o.input, ropts);
     const size_t labelled = label_shape_values(again);
     const std::string left = shape_derived_weight(again.graph, again.ctx);
-    const bool constant_use = std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(),
-                                          [](const FixedDimUse& u) { return !u.node; });
+    const bool constant_use =
+        std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(), [&](const FixedDimUse& u) {
+          if (u.node) return false;
+          if (u.value.empty()) return true;
+          auto sv = again.ctx.shape_values.find(u.value);
+          return sv == again.ctx.shape_values.end() || !sv->second.values_labelled ||
+                 std::any_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
+                             [](const std::string& l) { return !l.empty(); });
+        });
     if (labelled == again.ctx.shape_values.size() && left.empty() && !constant_use) {
       plain = std::move(imp);
       imp = std::move(again);
     } else if (!left.empty()) {
       shape_values_why = "'" + left + "' cannot be computed at run time";
+    } else if (constant_use) {
+      shape_values_why = "lowering built one into an operator's constant, or read sizes from one that follows a symbol";
     } else {
       for (const auto& [v, sv] : again.ctx.shape_values)
         if (!sv.labelled && shape_values_why.empty()) shape_values_why = "'" + v + "': " + sv.why_not;
@@ -313,6 +327,15 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     if (!try_symbolic) return "";
     bool on_nodes = false;
     for (const auto& u : imp.fixed_dim_uses) {
+      if (!u.node && !u.value.empty()) {
+        // Sizes computed from the shapes: they stand where they follow no symbol.
+        auto sv = imp.ctx.shape_values.find(u.value);
+        const bool fixed = sv != imp.ctx.shape_values.end() && sv->second.values_labelled &&
+                           std::all_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
+                                       [](const std::string& l) { return l.empty(); });
+        if (!fixed) return u.what;
+        continue;
+      }
       if (!u.node) return u.what;
       on_nodes = true;
     }
@@ -349,8 +372,12 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
       eopts.keep_symbolic_dims = false;
     } else if (symbolic) {
       // A constant computed from the input shapes is only right at the fixed ones (a mask, a
-      // range of positions); fold_weights would hide it under a new name.
-      if (const std::string w = shape_derived_weight(graph, imp.ctx); !w.empty()) {
+      // range of positions); fold_weights would hide it under a new name, and a rewrite can take
+      // it out of the graph while the graph still depends on its fixed size: the input graph's
+      // count too.
+      std::string w = shape_derived_weight(graph, imp.ctx);
+      if (w.empty()) w = shape_derived_weight(imp.graph, imp.ctx);
+      if (!w.empty()) {
         rep.symbolic.fixed_reason = "'" + w + "' is a constant the import computed from the input shapes (Shape, "
                                     "Size), at their fixed values" +
                                     (shape_values_why.empty() ? "" : "; computing it at run time: " + shape_values_why);
@@ -431,7 +458,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.times["export"] = t.seconds();
 
   // Verifies the staged model at the fixed shapes and, where it keeps symbolic dimensions, at
-  // twice their values (original and output imported there); a model that fails there is
+  // twice their values plus one (original and output imported there); a model that fails there is
   // written again at the fixed shapes. Returns the staged model imported at the fixed shapes.
   auto verify_written = [&] {
     ImportResult opt = import_staged();
@@ -444,7 +471,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     } else {
       std::string at;
       ImportOptions other = iopts;
-      other.input_shapes = doubled_symbolic(imp.ctx, o.input_shapes, at);
+      other.input_shapes = other_symbolic(imp.ctx, o.input_shapes, at);
       // An import or executor error there: not kept either (the message says which model).
       const char* stage = "the original";
       try {

@@ -22,8 +22,13 @@ namespace {
 using Assignment = std::map<std::string, int64_t>;  // input symbol -> its value
 
 constexpr size_t kMaxValueLabels = 16;  // elements of an integer value labelled (a shape)
+constexpr uint64_t kSampled = 10;       // sets of symbol values drawn for labelling
 
-// The fixed values of the input symbols (the graph's input leaves), then the other sets.
+// The fixed values of the input symbols (the graph's input leaves), then the other sets: twice
+// plus one (where the pipeline checks the output), 1 (distinct: 1, 2, ...), and kSampled sets
+// drawn for each symbol on its own from 1 .. 4v + 16 (reproducibly, from the symbol's name): a
+// size clamped to a bound in that range (Max(S, 4), Min(S, 32)) or another symbol's size only
+// at some values (ceil(S / 8) = N at S = 8N) does not follow a symbol at all of them.
 std::vector<Assignment> assignments(const ImportResult& imp) {
   const auto symbolic = symbolic_input_dims(imp.ctx);
   Assignment fixed;
@@ -37,21 +42,27 @@ std::vector<Assignment> assignments(const ImportResult& imp) {
       if (axis < leaf->type.shape.size()) fixed.emplace(nm, leaf->type.shape[axis]);
   }
   std::vector<Assignment> out{fixed};
-  const std::function<int64_t(int64_t)> others[] = {[](int64_t v) { return 2 * v; },
-                                                    [](int64_t v) { return 3 * v + 1; },
-                                                    [](int64_t v) { return std::max<int64_t>(1, v / 2); }};
-  for (const auto& f : others) {
+  auto add = [&](const std::function<int64_t(const std::string&, int64_t)>& f) {
     Assignment a;
     std::set<int64_t> taken;
     for (const auto& [nm, v] : fixed) {
-      int64_t x = f(v);
-      while (taken.count(x) && x > 1) --x;  // distinct, below where it can be
-      while (taken.count(x)) ++x;
+      int64_t x = f(nm, v);
+      while (taken.count(x)) ++x;  // distinct
       taken.insert(x);
       a[nm] = x;
     }
     out.push_back(std::move(a));
-  }
+  };
+  add([](const std::string&, int64_t v) { return 2 * v + 1; });
+  add([](const std::string&, int64_t) { return int64_t{1}; });
+  for (uint64_t k = 0; k < kSampled; ++k)
+    add([k](const std::string& nm, int64_t v) {
+      uint64_t h = std::hash<std::string>()(nm) ^ (0x9e3779b97f4a7c15ULL * (k + 1));
+      h ^= h >> 33;
+      h *= 0xff51afd7ed558ccdULL;
+      h ^= h >> 33;
+      return 1 + static_cast<int64_t>(h % static_cast<uint64_t>(4 * v + 16));
+    });
   return out;
 }
 
@@ -271,6 +282,10 @@ size_t label_shape_values(ImportResult& imp) {
     return true;
   };
 
+  if (imp.ctx.default_opset < 6) {  // Shape, Slice, Concat and Mul of int64 tensors
+    for (auto& [v, sv] : values) sv.why_not = "its computation from the input's shape needs opset 6";
+    return 0;
+  }
   size_t labelled = 0;
   for (auto& [v, sv] : values) {
     if (label(v)) {

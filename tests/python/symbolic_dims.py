@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Symbolic input dimensions: a model exported with a dynamic batch (or sequence) is optimized
 at the --input-shape values and written back with the symbolic dimensions its inputs declare,
-checked by the tool at twice their values too; where it cannot keep them it says why and
+checked by the tool at twice their values plus one too; where it cannot keep them it says why and
 writes the fixed shapes. Each output is compared with its input under ONNX Runtime at several
 values of the symbolic dimensions.
 
@@ -10,14 +10,17 @@ values of the symbolic dimensions.
 2. Two symbolic dimensions (batch and sequence) through MatMul, Softmax and ReduceMean: kept.
 3. A constant computed from the batch (Range over Shape, folded at the fixed shape): written as
    its computation, kept at batch 1 (where the folded [[0]] broadcasts like a bias) and 4.
-   One whose dimension follows no input's (2N + 1): the fixed shapes, with the reason.
+   One whose dimension follows no input's (2N + 1): the fixed shapes, with the reason; so do
+   sizes that agree with a symbol or a constant at some values only (Min(S, 4), a ceil(S / 8)
+   equal to N at S = 8N, a Slice to Min(S, 8), a reshape to [2S, 8N] that at N = 2S looks
+   like [N, 16S] at twice the sizes too).
    Position embeddings gathered at positions sliced to the sequence length, with token ids
    viewed by an int64 Reshape (BERT as the TorchScript exporter writes it), and tokens
    flattened to [N*S, 16] and back at batch 1 (GPT-2's Conv1D): kept.
 4. A Reshape that puts the batch second ([1, N, 16]), which at batch 1 looks like a copy of the
-   first axis: the check at twice the batch fails, and the fixed shapes are written instead.
+   first axis: the check at twice the batch plus one fails, and the fixed shapes are written instead.
    Likewise a reshape of [N, S, 8] to [S, N, 8] fixed at N = S: the check takes N and S to
-   different values (6 and 7).
+   different values (7 and 8).
    An --input-shape that changes a fixed dimension the input declares: the fixed shapes. So do
    what the import resolves at the fixed size (a Slice that covers the axis there, a Clip bound
    from the sequence length, SAME padding with a stride).
@@ -157,11 +160,55 @@ def odd_range(path):
     save(nodes, [x], [y], inits, path)
 
 
+def shape_derived_pitfalls(path, kind):
+    """Sizes computed from the sequence length S that agree with S, or with another symbol, or
+    with a constant, at some values only, after two products of x[N, S, 16] (a rewrite):
+    - "min": Cast(Range(0, Min(S, 4))) added to a column mean (a constant at S >= 4);
+    - "ceil": Cast(Range(0, (S + 7) / 8)) (N's size wherever S = 8N, N's own fixed value 1);
+    - "slice": x's features cut to [0, Min(S, 8)) (a fixed axis, at S >= 8 the same 8);
+    - "regroup": x at S = 1 transposed to [N, 16, S] and reshaped to [2S, 8N] (a target from
+      Shape), whose sizes at the fixed N = 2, S = 1 and at twice them are those of [N, 16S]."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["Y0", "Y1", "Y2"][:2 if kind in ("min", "ceil", "regroup") else 3])
+    nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
+                                  helper.make_node("Shape", ["x"], ["shp"]),
+                                  helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
+                                  helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0)]
+    inits = [weight("w1", 16, 16), weight("w2", 16, 16), i64("zero", 0), i64("one", 1), i64("two", 2),
+             i64("four", 4), i64("seven", 7), i64("eight", 8), i64("sixteen", 16), i64("axes0", [0])]
+    if kind in ("min", "ceil"):
+        nodes += ([helper.make_node("Min", ["len", "four"], ["k"])] if kind == "min" else
+                  [helper.make_node("Add", ["len", "seven"], ["l7"]), helper.make_node("Div", ["l7", "eight"], ["k"])])
+        nodes += [helper.make_node("Range", ["zero", "k", "one"], ["r"]),
+                  helper.make_node("Cast", ["r"], ["rf"], to=TensorProto.FLOAT),
+                  helper.make_node("ReduceMean", ["s"], ["m"], axes=[1, 2], keepdims=0),
+                  helper.make_node("Unsqueeze", ["rf", "axes0"], ["row"]),
+                  helper.make_node("Add", ["m", "zero_f"], ["m2"]),
+                  helper.make_node("Unsqueeze", ["m2", "axes1"], ["col"]),
+                  helper.make_node("Add", ["col", "row"], ["y"])]
+        inits += [numpy_helper.from_array(np.zeros(1, np.float32), "zero_f"), i64("axes1", [1])]
+    elif kind == "slice":
+        nodes += [helper.make_node("Min", ["len", "eight"], ["k"]),
+                  helper.make_node("Unsqueeze", ["k", "axes0"], ["k1"]),
+                  helper.make_node("Slice", ["s", "zero1", "k1", "two1"], ["y"])]
+        inits += [i64("zero1", [0]), i64("two1", [2])]
+    else:  # regroup
+        nodes += [helper.make_node("Transpose", ["s"], ["t"], perm=[0, 2, 1]),
+                  helper.make_node("Mul", ["len", "two"], ["ta"]),
+                  helper.make_node("Mul", ["n", "eight"], ["tb"]),
+                  helper.make_node("Unsqueeze", ["ta", "axes0"], ["a1"]),
+                  helper.make_node("Unsqueeze", ["tb", "axes0"], ["b1"]),
+                  helper.make_node("Concat", ["a1", "b1"], ["target"], axis=0),
+                  helper.make_node("Reshape", ["t", "target"], ["y"])]
+    save(nodes, [x], [y], inits, path)
+
+
 def positions(path):
     """BERT's embeddings as PyTorch's TorchScript exporter writes them: token ids [N, S] viewed
     as [-1, S] (an int64 Reshape whose target comes from Shape), an embedding Gather, plus the
     position embeddings gathered at a slice [0, S) of a buffer of positions (a constant the
-    import folds from S), then two products of the sum (a rewrite)."""
+    import folds from S; its 64 positions above the sizes the labelling draws at S = 8, up to 48),
+    then two products of the sum (a rewrite)."""
     ids = helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", "S"])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", 16])
     nodes = [
@@ -180,7 +227,7 @@ def positions(path):
         helper.make_node("Relu", ["b"], ["rb"]),
         helper.make_node("Add", ["ra", "rb"], ["y"]),
     ]
-    inits = [weight("emb", 50, 16), weight("pemb", 32, 16), i64("buffer", [list(range(32))]),
+    inits = [weight("emb", 50, 16), weight("pemb", 64, 16), i64("buffer", [list(range(64))]),
              weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("axes0", [0]), i64("minus1", [-1]),
              i64("zero1", [0]), i64("one1", [1])]
     save(nodes, [ids], [y], inits, path)
@@ -306,8 +353,8 @@ def main():
         r, err = run(a.tool, path("cnn.onnx"), path("cnn.out.onnx"), {"x": [2, 3, 8, 8]})
         assert not r["kept_original"], "the CNN must be rewritten for this test to say anything"
         sym = r["symbolic_dims"]
-        assert sym["kept"] == ["x: N"] and sym["checked_at"] == "x:4x3x8x8" and not sym["fixed_reason"], sym
-        assert "shapes: symbolic input dimensions kept (x: N), verified at the fixed shapes and at x:4x3x8x8" in err, err
+        assert sym["kept"] == ["x: N"] and sym["checked_at"] == "x:5x3x8x8" and not sym["fixed_reason"], sym
+        assert "shapes: symbolic input dimensions kept (x: N), verified at the fixed shapes and at x:5x3x8x8" in err, err
         assert declared(path("cnn.out.onnx")) == {"x": ["N", 3, 8, 8]}, declared(path("cnn.out.onnx"))
         assert declared(path("cnn.out.onnx"), "output") == {"y": ["N", 10]}
         equal_at(path("cnn.onnx"), path("cnn.out.onnx"), [{"x": [b, 3, 8, 8]} for b in (1, 2, 3, 7)])
@@ -318,7 +365,7 @@ def main():
         r, _ = run(a.tool, path("att.onnx"), path("att.out.onnx"), {"x": [2, 5, 16]})
         assert not r["kept_original"]
         sym = r["symbolic_dims"]
-        assert sym["kept"] == ["x: N", "x: S"] and sym["checked_at"] == "x:4x10x16", sym
+        assert sym["kept"] == ["x: N", "x: S"] and sym["checked_at"] == "x:5x11x16", sym
         assert declared(path("att.out.onnx"), "output") == {"y": ["N", "S"], "z": ["N", "S", 16]}
         equal_at(path("att.onnx"), path("att.out.onnx"), [{"x": [n, s, 16]} for n, s in ((2, 5), (1, 1), (3, 9))])
         checks += 1
@@ -351,9 +398,23 @@ def main():
         equal_at(path("odd.onnx"), path("odd.out.onnx"), [{"x": [2, 16]}])
         checks += 1
 
+        # 3b'. Sizes that agree with a symbol or a constant at some values only: the fixed shapes.
+        for kind, shapes, reason in (
+                ("min", {"x": [2, 8, 16]}, "follows no input dimension"),
+                ("ceil", {"x": [1, 8, 16]}, "follows no input dimension"),
+                ("slice", {"x": [2, 8, 16]}, "(Slice): its sizes come from"),
+                ("regroup", {"x": [2, 1, 16]}, "not verified at x:5x3x16: ")):
+            shape_derived_pitfalls(path(kind + ".onnx"), kind)
+            r, _ = run(a.tool, path(kind + ".onnx"), path(kind + ".out.onnx"), shapes)
+            assert not r["kept_original"], kind
+            sym = r["symbolic_dims"]
+            assert not sym["kept"] and reason in sym["fixed_reason"], (kind, sym)
+            equal_at(path(kind + ".onnx"), path(kind + ".out.onnx"), [shapes])
+            checks += 1
+
         # 3c. Position embeddings gathered at a slice of positions cut to the sequence length, and
-        # token ids viewed with a target from Shape (an int64 Reshape, opaque): kept, up to the
-        # 32 positions the buffer has.
+        # token ids viewed with a target from Shape (an int64 Reshape, opaque): kept (and equal up
+        # to the 64 positions the buffer has).
         positions(path("pos.onnx"))
         for n, s in ((1, 8), (2, 5)):
             r, err = run(a.tool, path("pos.onnx"), path("pos.out.onnx"), {"ids": [n, s]})
@@ -361,7 +422,7 @@ def main():
             sym = r["symbolic_dims"]
             assert sym["kept"] == ["ids: N", "ids: S"] and sym["computed_at_run_time"], sym
             assert declared(path("pos.out.onnx"), "output") == {"y": ["N", "S", 16]}
-            equal_at(path("pos.onnx"), path("pos.out.onnx"), [{"ids": [b, t]} for b, t in ((1, 8), (3, 4), (2, 32), (1, 1))])
+            equal_at(path("pos.onnx"), path("pos.out.onnx"), [{"ids": [b, t]} for b, t in ((1, 8), (3, 4), (2, 64), (1, 1))])
             checks += 1
 
         # 3d. Tokens flattened to [N*S, 16] and back at batch 1: kept, the target back written
@@ -375,12 +436,12 @@ def main():
         equal_at(path("flat.onnx"), path("flat.out.onnx"), [{"x": [b, t, 16]} for b, t in ((1, 6), (3, 4), (2, 9))])
         checks += 1
 
-        # 4. Fixed after the check at twice the batch fails.
+        # 4. Fixed after the check at twice the batch plus one fails.
         batch_second(path("second.onnx"))
         r, _ = run(a.tool, path("second.onnx"), path("second.out.onnx"), {"x": [1, 16]})
         assert not r["kept_original"]
         sym = r["symbolic_dims"]
-        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:2x16: "), sym
+        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:3x16: "), sym
         assert r["verify"]["passed"]
         assert declared(path("second.out.onnx")) == {"x": [1, 16]}
         equal_at(path("second.onnx"), path("second.out.onnx"), [{"x": [1, 16]}])
@@ -391,7 +452,7 @@ def main():
         r, _ = run(a.tool, path("swap.onnx"), path("swap.out.onnx"), {"x": [3, 3, 8]})
         assert not r["kept_original"]
         sym = r["symbolic_dims"]
-        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:6x7x8: "), sym
+        assert not sym["kept"] and sym["fixed_reason"].startswith("not verified at x:7x8x8: "), sym
         equal_at(path("swap.onnx"), path("swap.out.onnx"), [{"x": [3, 3, 8]}])
         checks += 1
 
