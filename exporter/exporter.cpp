@@ -16,6 +16,7 @@
 
 #include "exporter/emit.h"
 #include "onnx_model/dtype.h"
+#include "onnx_model/shape_op.h"
 
 namespace tensat {
 
@@ -270,17 +271,7 @@ std::string Emitter::input_dims(const std::vector<std::string>& factors) {
 // input dimensions its labels name and its fixed ones.
 std::string Emitter::shape_read(const onnx::NodeProto& n, const ShapeValue::ShapeRead& read, const std::string& out) {
   const auto rank = static_cast<int64_t>(read.fixed.size());
-  int64_t start = 0, end = rank;
-  if (n.op_type() == "Shape") {
-    for (const auto& a : n.attribute()) {
-      if (a.name() == "start") start = a.i();
-      if (a.name() == "end") end = a.i();
-    }
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, 0, rank);
-  }
+  const auto [start, end] = n.op_type() == "Shape" ? shape_op_range(n, rank) : std::pair<int64_t, int64_t>{0, rank};
   std::vector<std::string> pieces;
   std::vector<int64_t> run;  // fixed dimensions not yet written
   for (int64_t d = start; d < end; ++d) {

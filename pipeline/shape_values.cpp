@@ -14,6 +14,7 @@
 #include "exporter/dim_labels.h"
 #include "importer/const_fold.h"
 #include "importer/tensor_proto.h"
+#include "onnx_model/shape_op.h"
 
 namespace tensat {
 
@@ -92,16 +93,7 @@ std::optional<WeightData> evaluate(const std::string& v, const ShapeValue& sv, c
       w.type = TensorType{DType::I64, {}};
       w.bytes.assign(reinterpret_cast<const char*>(&size), sizeof size);
     } else {
-      const auto rank = static_cast<int64_t>(dims.size());
-      int64_t start = 0, end = rank;
-      for (const auto& a : n.attribute()) {
-        if (a.name() == "start") start = a.i();
-        if (a.name() == "end") end = a.i();
-      }
-      if (start < 0) start += rank;
-      if (end < 0) end += rank;
-      start = std::clamp<int64_t>(start, 0, rank);
-      end = std::clamp<int64_t>(end, start, rank);
+      const auto [start, end] = shape_op_range(n, static_cast<int64_t>(dims.size()));
       std::vector<int64_t> part(dims.begin() + start, dims.begin() + end);
       w.type = TensorType{DType::I64, {static_cast<int64_t>(part.size())}};
       w.bytes.assign(reinterpret_cast<const char*>(part.data()), part.size() * sizeof(int64_t));

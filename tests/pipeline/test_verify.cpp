@@ -110,6 +110,26 @@ g (float[1,4] x) => (y) <float[1,4] c = {0,1,0,0}> {
                  "the original model has an opaque node the other model has not and the executors cannot compute ('h')");
 }
 
+// Hardmax of w1 = {0,1,0,0} and of w2 (given) added to x; the same with the one Hardmax of w1.
+std::string two_hardmaxes(const std::string& w2) {
+  return R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}, float[1,4] w2 = {)" +
+         w2 + R"(}> {
+  h1 = Hardmax <axis = 1> (w1)
+  h2 = Hardmax <axis = 1> (w2)
+  a1 = Add (x, h1)
+  y = Add (a1, h2)
+})";
+}
+const char* kOneHardmax = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
+  h1 = Hardmax <axis = 1> (w1)
+  a1 = Add (x, h1)
+  y = Add (a1, h1)
+})";
+
 // Two Hardmax nodes computing the same (their operands an Identity apart in the original), merged
 // into one in the optimized model, as a re-import's CSE does: the one the optimized model lacks
 // gets its twin's value, and the outputs agree.
@@ -134,41 +154,13 @@ g (float[1,4] x) => (y) {
   EXPECT_TRUE(r.passed) << r.failure;
   EXPECT_EQ(r.max_abs_err, 0.0);
   // Equal constants under two names are the same operand too.
-  auto c = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}, float[1,4] w2 = {0,1,0,0}> {
-  h1 = Hardmax <axis = 1> (w1)
-  h2 = Hardmax <axis = 1> (w2)
-  a1 = Add (x, h1)
-  y = Add (a1, h2)
-})");
-  auto d = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
-  h1 = Hardmax <axis = 1> (w1)
-  a1 = Add (x, h1)
-  y = Add (a1, h1)
-})");
-  EXPECT_TRUE(verify_models(c, d, Executor::Cpu, 1).passed);
+  EXPECT_TRUE(verify_models(imp(two_hardmaxes("0,1,0,0")), imp(kOneHardmax), Executor::Cpu, 1).passed);
 }
 
 // ... but not a node that computes something else (another axis, other constants).
 TEST(Verify, AnOpaqueNodeThatIsNoTwinStillFails) {
-  auto a = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}, float[1,4] w2 = {0,0,1,0}> {
-  h1 = Hardmax <axis = 1> (w1)
-  h2 = Hardmax <axis = 1> (w2)
-  a1 = Add (x, h1)
-  y = Add (a1, h2)
-})");
-  auto b = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
-  h1 = Hardmax <axis = 1> (w1)
-  a1 = Add (x, h1)
-  y = Add (a1, h1)
-})");
+  auto a = imp(two_hardmaxes("0,0,1,0"));
+  auto b = imp(kOneHardmax);
   expect_failure(a, b,
                  "the original model has an opaque node the other model has not and the executors cannot compute ('h2')");
   auto c = imp(R"(
