@@ -101,42 +101,61 @@ void collect_boundaries(const Prepared& p, const WeightStore& w, std::set<std::s
 }
 
 // Single-output opaque nodes of one model that compute what another of its opaque nodes does:
-// the same operator, attributes and operands (the same values, or constants of the same type
-// and bytes). A re-import merges such twins (CSE, importer/cse.h) where the first import kept
-// them apart (their operands were an Identity apart, or one constant was computed from the
-// shapes): the twin the other model lacks is given its counterpart's value. Name -> the name
-// of the twin the other model has.
+// the same operator and attributes on the same operand values (value numbering over the whole
+// graph: the same node, constants of the same type and bytes, or nodes that compute the same in
+// turn). A re-import merges such twins (CSE, importer/cse.h) where the first import kept them
+// apart (their operands were an Identity apart, one constant was computed from the shapes, or
+// they read twins): the twin the other model lacks is given its counterpart's value. Name ->
+// the name of the twin the other model has. Random operators are never twins.
 std::map<std::string, std::string> twins(const ImportResult& m, const std::set<std::string>& other) {
   const ir::Graph& g = m.graph;
-  auto operand = [&](ir::NodeId c) -> std::string {
-    const ir::Node& nd = g.node(c);
-    if (nd.op == Op::Weight)
-      if (auto leaf = parse_leaf_id(g.node(nd.children[0]).sym); leaf && m.weights.contains(leaf->name)) {
-        const WeightData& w = m.weights.get(leaf->name);
-        return "w:" + std::string(dtype_name(w.type.dtype)) + shape_str(w.type.shape) + ":" + w.bytes;
-      }
-    return "n:" + std::to_string(c);
-  };
-  std::map<std::string, std::vector<std::string>> groups;  // signature -> names
+  std::vector<ir::NodeId> canon(g.size());
+  std::map<std::string, ir::NodeId> by_key;
+  std::map<ir::NodeId, std::vector<std::string>> opaque_names;  // canonical node -> opaque names
   for (ir::NodeId n = 0; n < g.size(); ++n) {
     const ir::Node& nd = g.node(n);
-    if (nd.op != Op::Opaque) continue;
-    auto id = parse_opaque_id(g.node(nd.children[0]).sym);
-    if (!id || id->outputs.size() != 1) continue;
-    const OpaqueNode& on = m.ctx.opaque.at(static_cast<size_t>(id->index));
-    onnx::NodeProto op = on.node;  // what it computes, without its names
-    op.clear_name();
-    op.clear_input();
-    op.clear_output();
-    op.clear_doc_string();
-    std::string sig;
-    op.SerializeToString(&sig);
-    sig += "|" + shape_str(g.type(n).tensor.shape);
-    for (size_t c = 1; c < nd.children.size(); ++c) sig += "|" + operand(nd.children[c]);
-    groups[sig].push_back(first_output(on));
+    std::string key;
+    size_t first_child = 0;  // the children that are operands (a weight's name is none)
+    if (nd.op == Op::Weight) {
+      first_child = nd.children.size();
+      auto leaf = parse_leaf_id(g.node(nd.children[0]).sym);
+      if (leaf && m.weights.contains(leaf->name)) {
+        const WeightData& w = m.weights.get(leaf->name);
+        key = "w:" + std::string(dtype_name(w.type.dtype)) + shape_str(w.type.shape) + ":" + w.bytes;
+      }
+    } else if (nd.op == Op::Num) {
+      key = "num:" + std::to_string(nd.num);
+    } else if (nd.op == Op::Sym) {
+      key = "sym:" + nd.sym;
+    } else if (nd.op == Op::Opaque) {
+      auto id = parse_opaque_id(g.node(nd.children[0]).sym);
+      const OpaqueNode* on = id ? &m.ctx.opaque.at(static_cast<size_t>(id->index)) : nullptr;
+      if (on && on->node.op_type().rfind("Random", 0) != 0 && on->node.op_type() != "Multinomial" &&
+          on->node.op_type() != "Bernoulli") {
+        onnx::NodeProto op = on->node;  // what it computes, without its names
+        op.clear_name();
+        op.clear_input();
+        op.clear_output();
+        op.clear_doc_string();
+        op.SerializeToString(&key);
+        key = "o:" + key + "|" + (g.type(n).kind == Kind::Tensor ? shape_str(g.type(n).tensor.shape) : "tuple");
+        first_child = 1;
+      }
+    } else if (nd.op != Op::Input) {
+      key = "op:" + std::string(op_name(nd.op));
+    }
+    if (key.empty()) {  // an input, or something never merged
+      canon[n] = n;
+      continue;
+    }
+    for (size_t c = first_child; c < nd.children.size(); ++c) key += "|" + std::to_string(canon[nd.children[c]]);
+    canon[n] = by_key.emplace(key, n).first->second;
+    if (nd.op == Op::Opaque && first_child == 1)
+      if (auto id = parse_opaque_id(g.node(nd.children[0]).sym); id && id->outputs.size() == 1)
+        opaque_names[canon[n]].push_back(first_output(m.ctx.opaque.at(static_cast<size_t>(id->index))));
   }
   std::map<std::string, std::string> out;
-  for (const auto& [sig, names] : groups) {
+  for (const auto& [rep, names] : opaque_names) {
     if (names.size() < 2) continue;
     auto shared = std::find_if(names.begin(), names.end(), [&](const std::string& nm) { return other.count(nm) != 0; });
     if (shared == names.end()) continue;

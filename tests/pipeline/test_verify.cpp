@@ -155,6 +155,30 @@ g (float[1,4] x) => (y) {
   EXPECT_EQ(r.max_abs_err, 0.0);
   // Equal constants under two names are the same operand too.
   EXPECT_TRUE(verify_models(imp(two_hardmaxes("0,1,0,0")), imp(kOneHardmax), Executor::Cpu, 1).passed);
+  // So are twins' results, through an operator of the language (Funnel's Sin/Cos tables, then
+  // their concat, then a GatherElements of it).
+  auto c = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) {
+  x2 = Identity (x)
+  h1 = Hardmax <axis = 1> (x)
+  h2 = Hardmax <axis = 1> (x2)
+  r1 = Relu (h1)
+  r2 = Relu (h2)
+  k1 = Hardmax <axis = 1> (r1)
+  k2 = Hardmax <axis = 1> (r2)
+  y = Add (k1, k2)
+})");
+  auto d = imp(R"(
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (y) {
+  h1 = Hardmax <axis = 1> (x)
+  r1 = Relu (h1)
+  k1 = Hardmax <axis = 1> (r1)
+  y = Add (k1, k1)
+})");
+  const VerifyResult chained = verify_models(c, d, Executor::Cpu, 1);
+  EXPECT_TRUE(chained.passed) << chained.failure;
 }
 
 // ... but not a node that computes something else (another axis, other constants).
