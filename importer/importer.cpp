@@ -130,17 +130,17 @@ const WeightData* Importer::constant(const onnx::NodeProto& n, int i) {
   const WeightData* w = shape_constant(n, i);
   if (w && out_.ctx.shape_derived.count(n.input(i)))
     out_.fixed_dim_uses.push_back(
-        {std::nullopt, 0, where(n) + ": reads '" + n.input(i) + "', computed from the input shapes", ""});
+        {std::nullopt, 0, where(n) + ": reads '" + n.input(i) + "', computed from the input shapes", "", false});
   return w;
 }
 
-const WeightData* Importer::size_constant(const onnx::NodeProto& n, int i) {
+const WeightData* Importer::size_constant(const onnx::NodeProto& n, int i, bool may_follow) {
   const WeightData* w = shape_constant(n, i);
   if (w && out_.ctx.shape_derived.count(n.input(i)))
     out_.fixed_dim_uses.push_back({std::nullopt, 0,
                                    where(n) + ": its sizes come from '" + n.input(i) +
                                        "', computed from the input shapes",
-                                   n.input(i)});
+                                   n.input(i), may_follow});
   return w;
 }
 

@@ -60,10 +60,13 @@ struct FixedDimUse {
   std::optional<ir::NodeId> node;  ///< in ImportResult::graph
   size_t axis = 0;
   std::string what;
-  /// Without a node: the constant computed from the input shapes that lowering read as a Slice
-  /// bound or Split sizes. Such a use stands only where that constant is one of
-  /// ModelContext::shape_values whose elements do not follow any symbol (labelled fixed).
+  /// Without a node: the constant computed from the input shapes that lowering read as a Slice's
+  /// bounds, axes or steps, Split sizes or a Reshape target. Such a use stands only where that
+  /// constant is one of ModelContext::shape_values whose elements are labelled fixed (or, with
+  /// `may_follow`, a Reshape target's, fixed or input symbols) and computed without selecting by
+  /// the shapes (ShapeValue::selects).
   std::string value;
+  bool may_follow = false;
 };
 
 struct ImportResult {

@@ -47,12 +47,13 @@ class Importer {
   /// The same for a shape argument (a Reshape target, Split sizes, Slice bounds), which the
   /// lowered graph keeps as shapes the exporter's labels follow: not recorded.
   const WeightData* shape_constant(const onnx::NodeProto& n, int i) const;
-  /// A Slice bound or Split sizes: a shape argument whose fixed value sets the output's size, so
-  /// one computed from the input shapes is recorded (FixedDimUse::value).
-  const WeightData* size_constant(const onnx::NodeProto& n, int i);
+  /// A Slice's bounds, axes or steps, Split sizes, a Reshape target: a shape argument whose fixed
+  /// value sets the output's size, so one computed from the input shapes is recorded
+  /// (FixedDimUse::value; `may_follow`: its elements may be input symbols, as a Reshape target's).
+  const WeightData* size_constant(const onnx::NodeProto& n, int i, bool may_follow = false);
   /// Records that lowering resolved dimension `axis` of `x` at its fixed size.
   void fixed_dim_use(ir::NodeId x, size_t axis, const onnx::NodeProto& n, const std::string& what) {
-    out_.fixed_dim_uses.push_back({x, axis, where(n) + ": " + what, ""});
+    out_.fixed_dim_uses.push_back({x, axis, where(n) + ": " + what, "", false});
   }
   /// Binds an output name of the current node to a value.
   void bind(const std::string& name, ir::NodeId id) { env_[name] = id; }

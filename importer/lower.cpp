@@ -485,7 +485,7 @@ void lower_slice(Importer& im, const onnx::NodeProto& n) {
   } else {
     auto get = [&](int i, std::vector<int64_t>& v) {
       if (!im.has_input(n, i)) return;
-      const WeightData* c = i <= 2 ? im.size_constant(n, i) : im.shape_constant(n, i);
+      const WeightData* c = im.size_constant(n, i);
       if (!c) cannot("slice arguments are not constant");
       v = int_values(*c);
     };
@@ -544,7 +544,7 @@ void lower_reshape(Importer& im, const onnx::NodeProto& n) {
   ir::NodeId x = im.value(n, 0);
   const Shape xs = tensor_shape(im, x);
   if (im.type_of(x).tensor.dtype != DType::F32) cannot("operand is not float32");
-  const WeightData* sw = im.shape_constant(n, 1);
+  const WeightData* sw = im.size_constant(n, 1, true);
   if (!sw) cannot("target shape is not constant");
   auto target = int_values(*sw);
   bool allowzero = attr_i(n, "allowzero", 0) != 0;

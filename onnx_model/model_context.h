@@ -51,6 +51,10 @@ struct ShapeValue {
   /// (fixed), where every element is one of these (values_labelled).
   std::vector<std::string> value_labels;
   bool values_labelled = false;
+  /// Its computation selects by the input shapes (Min, Max, Clip, Where, a comparison, Mod or
+  /// Div of values that change with them): labels drawn at some sizes may not hold at others
+  /// (Max(S, 50) is 50 at every S drawn below 50), so no size is taken from it.
+  bool selects = false;
   std::string why_not;
 };
 

@@ -119,6 +119,18 @@ std::map<std::string, Shape> other_symbolic(const ModelContext& ctx, std::map<st
   return shapes;
 }
 
+// A use without a node (importer.h FixedDimUse) that holds at every size: sizes read from a
+// shape value whose elements are labelled fixed (or, for a Reshape target, fixed or input
+// symbols) and computed without selecting by the shapes. A constant built into an operator
+// (no value) never does.
+bool size_use_holds(const ImportResult& r, const FixedDimUse& u) {
+  if (u.value.empty()) return false;
+  auto sv = r.ctx.shape_values.find(u.value);
+  if (sv == r.ctx.shape_values.end() || !sv->second.values_labelled || sv->second.selects) return false;
+  return u.may_follow || std::all_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
+                                     [](const std::string& l) { return l.empty(); });
+}
+
 }  // namespace
 
 void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
@@ -152,15 +164,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     ImportResult again = import_onnx_file(o.input, ropts);
     const size_t labelled = label_shape_values(again);
     const std::string left = shape_derived_weight(again.graph, again.ctx);
-    const bool constant_use =
-        std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(), [&](const FixedDimUse& u) {
-          if (u.node) return false;
-          if (u.value.empty()) return true;
-          auto sv = again.ctx.shape_values.find(u.value);
-          return sv == again.ctx.shape_values.end() || !sv->second.values_labelled ||
-                 std::any_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
-                             [](const std::string& l) { return !l.empty(); });
-        });
+    const bool constant_use = std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(),
+                                          [&](const FixedDimUse& u) { return !u.node && !size_use_holds(again, u); });
     if (labelled == again.ctx.shape_values.size() && left.empty() && !constant_use) {
       plain = std::move(imp);
       imp = std::move(again);
@@ -327,23 +332,15 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     if (!try_symbolic) return "";
     bool on_nodes = false;
     for (const auto& u : imp.fixed_dim_uses) {
-      if (!u.node && !u.value.empty()) {
-        // Sizes computed from the shapes: they stand where they follow no symbol.
-        auto sv = imp.ctx.shape_values.find(u.value);
-        const bool fixed = sv != imp.ctx.shape_values.end() && sv->second.values_labelled &&
-                           std::all_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
-                                       [](const std::string& l) { return l.empty(); });
-        if (!fixed) return u.what;
-        continue;
-      }
-      if (!u.node) return u.what;
+      if (!u.node && !size_use_holds(imp, u)) return u.what;
+      if (!u.node) continue;
       on_nodes = true;
     }
     if (!on_nodes) return "";
     try {
       const DimLabels labels(imp.graph, imp.ctx, imp.weights);
       for (const auto& u : imp.fixed_dim_uses)
-        if (labels.of(*u.node).at(u.axis) != kStaticDim) return u.what;
+        if (u.node && labels.of(*u.node).at(u.axis) != kStaticDim) return u.what;
     } catch (const DimLabelError& e) {
       return std::string("the input graph: ") + e.what();
     }

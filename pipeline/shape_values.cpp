@@ -70,7 +70,7 @@ std::vector<Assignment> assignments(const ImportResult& imp) {
 // The value's computation with the symbols at `at`: every Shape or Size of a tensor computed at
 // run time is a constant from its labels, and the constant folder evaluates the rest.
 std::optional<WeightData> evaluate(const std::string& v, const ShapeValue& sv, const Assignment& at, int64_t opset,
-                                   std::string& why) {
+                                   std::string& why, std::map<std::string, std::string>* all = nullptr) {
   onnx::GraphProto g;
   for (const auto& t : sv.initializers) *g.add_initializer() = t;
   for (const auto& n : sv.nodes) {
@@ -104,10 +104,19 @@ std::optional<WeightData> evaluate(const std::string& v, const ShapeValue& sv, c
   // Its shape is what is asked; the value may be larger than the import folds (a table of
   // position embeddings gathered at three times the sequence length).
   (void)detail::fold_constants(g, opset, {}, "shape value '" + v + "'", derived, nullptr, int64_t{1} << 24);
+  if (all)
+    for (const auto& t : g.initializer()) (*all)[t.name()] = t.SerializeAsString();
   for (const auto& t : g.initializer())
     if (t.name() == v) return tensor_data(t, "shape value '" + v + "'");
   why = "its computation could not be evaluated again";
   return std::nullopt;
+}
+
+const std::set<std::string>& selecting_ops() {
+  static const std::set<std::string> ops = {
+      "Min",  "Max", "Clip", "Where", "Mod",  "Div",  "Equal",     "Greater",   "GreaterOrEqual", "Less", "LessOrEqual",
+      "Not",  "And", "Or",   "Xor",   "Ceil", "Floor", "Round", "ReduceMin", "ReduceMax", "Abs", "Sign"};
+  return ops;
 }
 
 std::string at_text(const Assignment& a) {
@@ -186,9 +195,10 @@ size_t label_shape_values(ImportResult& imp) {
     // Its computation at each set of values of the symbols.
     std::vector<Shape> shapes;
     std::vector<std::vector<int64_t>> ints;  // a small integer value's elements
+    std::vector<std::map<std::string, std::string>> steps(at.size());  // every value computed
     for (size_t k = 0; k < at.size(); ++k) {
       std::string why;
-      std::optional<WeightData> r = evaluate(v, sv, at[k], imp.ctx.default_opset, why);
+      std::optional<WeightData> r = evaluate(v, sv, at[k], imp.ctx.default_opset, why, &steps[k]);
       if (!r) return fail(why + " at " + at_text(at[k]));
       if (k == 0) {
         const WeightData& w = imp.weights.get(v);
@@ -212,6 +222,15 @@ size_t label_shape_values(ImportResult& imp) {
         }
         ints.push_back(std::move(e));
       }
+    }
+    // Does it select by the shapes: an operator that chooses between values, or rounds, on an
+    // operand that changes with the symbols?
+    sv.selects = false;
+    for (const auto& node : sv.nodes) {
+      if (!selecting_ops().count(node.op_type())) continue;
+      for (const auto& in : node.input())
+        for (size_t k = 1; k < steps.size() && !in.empty() && !sv.selects; ++k)
+          sv.selects = steps[k].count(in) && steps[0].count(in) && steps[k].at(in) != steps[0].at(in);
     }
     // Its elements, where it is a small integer vector or scalar of the same size everywhere.
     sv.values_labelled = false;

@@ -419,7 +419,7 @@ def main():
             ("min", {"x": [2, 8, 16]}, "follows no input dimension"),
             ("ceil", {"x": [1, 8, 16]}, "follows no input dimension"),
             ("slice", {"x": [2, 8, 16]}, "(Slice): its sizes come from"),
-            ("regroup", {"x": [2, 1, 16]}, "not verified at x:5x3x16: ")))
+            ("regroup", {"x": [2, 1, 16]}, "(Reshape): its sizes come from")))
 
         # 3c. Position embeddings gathered at a slice of positions cut to the sequence length, and
         # token ids viewed with a target from Shape (an int64 Reshape, opaque): kept (and equal up
