@@ -13,7 +13,8 @@ values of the symbolic dimensions.
    One whose dimension follows no input's (2N + 1): the fixed shapes, with the reason; so do
    sizes that agree with a symbol or a constant at some values only (Min(S, 4), a ceil(S / 8)
    equal to N at S = 8N, a Slice to Min(S, 8), a reshape to [2S, 8N] that at N = 2S looks
-   like [N, 16S] at twice the sizes too).
+   like [N, 16S] at twice the sizes too, a Slice from Max(S, 50) - 42, a chunk size from
+   Min(S / 18, 1)).
    Position embeddings gathered at positions sliced to the sequence length, with token ids
    viewed by an int64 Reshape (BERT as the TorchScript exporter writes it), and tokens
    flattened to [N*S, 16] and back at batch 1 (GPT-2's Conv1D): kept.
@@ -170,9 +171,39 @@ def shape_derived_pitfalls(path, kind):
     - "ceil": Cast(Range(0, (S + 7) / 8)) (N's size wherever S = 8N, N's own fixed value 1);
     - "slice": x's features cut to [0, Min(S, 8)) (a fixed axis, at S >= 8 the same 8);
     - "regroup": x at S = 1 transposed to [N, 16, S] and reshaped to [2S, 8N] (a target from
-      Shape), whose sizes at the fixed N = 2, S = 1 and at twice them are those of [N, 16S]."""
+      Shape), whose sizes at the fixed N = 2, S = 1 and at twice them are those of [N, 16S];
+    - "maxslice": the features from Max(S, 50) - 42 on (8 at every S up to 50, drawn or checked);
+    - "chunk": reshaped to [N, 16S / k, k] with k = 1 + Min(S / 18, 1), softmax, and back (k is 1
+      below S = 18: a Reshape target whose elements look like symbols and constants there)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["Y0", "Y1", "Y2"][:2 if kind in ("min", "ceil", "regroup") else 3])
+    if kind == "maxslice":
+        nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
+                                      helper.make_node("Shape", ["x"], ["shp"]),
+                                      helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
+                                      helper.make_node("Max", ["len", "fifty"], ["m"]),
+                                      helper.make_node("Sub", ["m", "c42"], ["st"]),
+                                      helper.make_node("Unsqueeze", ["st", "axes0"], ["st1"]),
+                                      helper.make_node("Slice", ["s", "st1", "c16", "two1"], ["y"])]
+        save(nodes, [x], [y], [weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("fifty", 50),
+                               i64("c42", 42), i64("axes0", [0]), i64("c16", [16]), i64("two1", [2])], path)
+        return
+    if kind == "chunk":
+        nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
+                                      helper.make_node("Shape", ["x"], ["shp"]),
+                                      helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
+                                      helper.make_node("Div", ["len", "c18"], ["q"]),
+                                      helper.make_node("Min", ["q", "one"], ["q1"]),
+                                      helper.make_node("Add", ["q1", "one"], ["k"]),
+                                      helper.make_node("Unsqueeze", ["k", "axes0"], ["k1"]),
+                                      helper.make_node("Concat", ["zero1", "minus1", "k1"], ["tgt"], axis=0),
+                                      helper.make_node("Reshape", ["s", "tgt"], ["sr"]),
+                                      helper.make_node("Softmax", ["sr"], ["p"], axis=-1),
+                                      helper.make_node("Reshape", ["p", "back"], ["y"])]
+        save(nodes, [x], [y], [weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("c18", 18),
+                               i64("axes0", [0]), i64("zero1", [0]), i64("minus1", [-1]),
+                               i64("back", [0, -1, 16])], path)
+        return
     nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
                                   helper.make_node("Shape", ["x"], ["shp"]),
                                   helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
@@ -419,7 +450,9 @@ def main():
             ("min", {"x": [2, 8, 16]}, "follows no input dimension"),
             ("ceil", {"x": [1, 8, 16]}, "follows no input dimension"),
             ("slice", {"x": [2, 8, 16]}, "(Slice): its sizes come from"),
-            ("regroup", {"x": [2, 1, 16]}, "(Reshape): its sizes come from")))
+            ("regroup", {"x": [2, 1, 16]}, "(Reshape): its sizes come from"),
+            ("maxslice", {"x": [1, 8, 16]}, "(Slice): its sizes come from"),
+            ("chunk", {"x": [1, 8, 16]}, "(Reshape): its sizes come from")))
 
         # 3c. Position embeddings gathered at a slice of positions cut to the sequence length, and
         # token ids viewed with a target from Shape (an int64 Reshape, opaque): kept (and equal up
