@@ -26,6 +26,7 @@
 #include "importer/tensor_proto.h"
 #include "onnx_model/dtype.h"
 #include "onnx_model/external_data.h"
+#include "onnx_model/shape_op.h"
 
 namespace tensat {
 
@@ -601,6 +602,20 @@ void Importer::collect_shape_values(const onnx::GraphProto& graph) {
       return true;
     };
     if (visit(name)) {
+      std::unordered_set<std::string> from_shapes;  // values a shape read reaches
+      for (const auto& n : sv.nodes) {
+        bool reached = n.input_size() == 1 && sv.shape_reads.count(n.input(0)) &&
+                       (n.op_type() == "Shape" || n.op_type() == "Size");
+        bool selecting_reached = false;
+        for (const auto& in : n.input())
+          if (from_shapes.count(in)) {
+            reached = true;
+            selecting_reached = selecting_reached || selecting_op(n.op_type());
+          }
+        sv.may_select = sv.may_select || selecting_reached;
+        if (reached)
+          for (const auto& o : n.output()) from_shapes.insert(o);
+      }
       out_.ctx.shape_values.emplace(name, std::move(sv));
     } else {
       spdlog::debug("{}: '{}', computed from the input shapes, stays a constant: {}", source_, name, why);

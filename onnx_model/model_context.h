@@ -53,8 +53,11 @@ struct ShapeValue {
   bool values_labelled = false;
   /// Its computation selects by the input shapes (Min, Max, Clip, Where, a comparison, Mod or
   /// Div of values that change with them): labels drawn at some sizes may not hold at others
-  /// (Max(S, 50) is 50 at every S drawn below 50), so no size is taken from it.
+  /// (Max(S, 50) is 50 at every S drawn below 50), so no size is taken from it. `selects` from
+  /// the values drawn (label_shape_values); `may_select` from the computation alone (such an
+  /// operator on anything a Shape or Size of a tensor computed at run time reaches).
   bool selects = false;
+  bool may_select = false;
   std::string why_not;
 };
 

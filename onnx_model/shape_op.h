@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
+#include <string>
 #include <utility>
 
 namespace tensat {
@@ -21,6 +23,16 @@ inline std::pair<int64_t, int64_t> shape_op_range(const onnx::NodeProto& n, int6
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, start, rank);
   return {start, end};
+}
+
+/// Operators that choose between values or round them (Min, Max, Where, a comparison, Div, ...):
+/// on sizes, their result may follow a symbol, or stay fixed, over some sizes only.
+inline bool selecting_op(const std::string& op) {
+  static const std::set<std::string> ops = {"Min",     "Max",  "Clip",           "Where", "Mod",         "Div",
+                                            "Equal",   "Greater", "GreaterOrEqual", "Less",  "LessOrEqual", "Not",
+                                            "And",     "Or",   "Xor",            "Ceil",  "Floor",       "Round",
+                                            "ReduceMin", "ReduceMax", "Abs", "Sign"};
+  return ops.count(op) != 0;
 }
 
 }  // namespace tensat

@@ -121,12 +121,17 @@ std::map<std::string, Shape> other_symbolic(const ModelContext& ctx, std::map<st
 
 // A use without a node (importer.h FixedDimUse) that holds at every size: sizes read from a
 // shape value whose elements are labelled fixed (or, for a Reshape target, fixed or input
-// symbols) and computed without selecting by the shapes. A constant built into an operator
-// (no value) never does.
+// symbols) and computed without selecting by the shapes. A Reshape target whose elements could
+// not be labelled (the shape it reads is of a tensor the input graph's labels do not reach)
+// holds where its computation selects by nothing a shape reaches (ShapeValue::may_select): the
+// reshape's own labels (exporter/dim_labels.h) and the second check then decide, as for any
+// reshape. A constant built into an operator (no value) never holds.
 bool size_use_holds(const ImportResult& r, const FixedDimUse& u) {
   if (u.value.empty()) return false;
   auto sv = r.ctx.shape_values.find(u.value);
-  if (sv == r.ctx.shape_values.end() || !sv->second.values_labelled || sv->second.selects) return false;
+  if (sv == r.ctx.shape_values.end()) return false;
+  if (!sv->second.values_labelled) return u.may_follow && !sv->second.may_select;
+  if (sv->second.selects) return false;
   return u.may_follow || std::all_of(sv->second.value_labels.begin(), sv->second.value_labels.end(),
                                      [](const std::string& l) { return l.empty(); });
 }
@@ -162,11 +167,20 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     ImportOptions ropts = iopts;
     ropts.shape_values_at_run_time = true;
     ImportResult again = import_onnx_file(o.input, ropts);
-    const size_t labelled = label_shape_values(again);
+    (void)label_shape_values(again);
     const std::string left = shape_derived_weight(again.graph, again.ctx);
     const bool constant_use = std::any_of(again.fixed_dim_uses.begin(), again.fixed_dim_uses.end(),
                                           [&](const FixedDimUse& u) { return !u.node && !size_use_holds(again, u); });
-    if (labelled == again.ctx.shape_values.size() && left.empty() && !constant_use) {
+    // The shape values the graph reads (input leaves) must be labelled; those only lowering read
+    // (sizes) stand or fall with their uses above.
+    std::string unlabelled;
+    for (const auto& n : again.graph.nodes())
+      if (n.op == Op::Input)
+        if (auto leaf = parse_leaf_id(again.graph.node(n.children[0]).sym))
+          if (auto sv = again.ctx.shape_values.find(leaf->name);
+              sv != again.ctx.shape_values.end() && !sv->second.labelled && unlabelled.empty())
+            unlabelled = "'" + leaf->name + "': " + sv->second.why_not;
+    if (unlabelled.empty() && left.empty() && !constant_use) {
       plain = std::move(imp);
       imp = std::move(again);
     } else if (!left.empty()) {
@@ -174,8 +188,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     } else if (constant_use) {
       shape_values_why = "lowering built one into an operator's constant, or read sizes from one that follows a symbol";
     } else {
-      for (const auto& [v, sv] : again.ctx.shape_values)
-        if (!sv.labelled && shape_values_why.empty()) shape_values_why = "'" + v + "': " + sv.why_not;
+      shape_values_why = unlabelled;
     }
     if (!shape_values_why.empty()) spdlog::info("shape values not computed at run time: {}", shape_values_why);
   }

@@ -112,13 +112,6 @@ std::optional<WeightData> evaluate(const std::string& v, const ShapeValue& sv, c
   return std::nullopt;
 }
 
-const std::set<std::string>& selecting_ops() {
-  static const std::set<std::string> ops = {
-      "Min",  "Max", "Clip", "Where", "Mod",  "Div",  "Equal",     "Greater",   "GreaterOrEqual", "Less", "LessOrEqual",
-      "Not",  "And", "Or",   "Xor",   "Ceil", "Floor", "Round", "ReduceMin", "ReduceMax", "Abs", "Sign"};
-  return ops;
-}
-
 std::string at_text(const Assignment& a) {
   std::string s;
   for (const auto& [nm, v] : a) s += (s.empty() ? "" : ", ") + nm + "=" + std::to_string(v);
@@ -227,7 +220,7 @@ size_t label_shape_values(ImportResult& imp) {
     // operand that changes with the symbols?
     sv.selects = false;
     for (const auto& node : sv.nodes) {
-      if (!selecting_ops().count(node.op_type())) continue;
+      if (!selecting_op(node.op_type())) continue;
       for (const auto& in : node.input())
         for (size_t k = 1; k < steps.size() && !in.empty() && !sv.selects; ++k)
           sv.selects = steps[k].count(in) && steps[0].count(in) && steps[k].at(in) != steps[0].at(in);
