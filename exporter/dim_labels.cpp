@@ -328,7 +328,8 @@ void DimLabels::label_by_values(ir::NodeId n, const onnx::NodeProto& node,
       if (dynamic(operand(i))) stop(n, "an operand with a symbolic dimension");
     const std::vector<int> limit = value_labels(n, operand(1));
     if (value_labels(n, operand(0)) != std::vector<int>{kStaticDim} ||
-        value_labels(n, operand(2)) != std::vector<int>{kStaticDim} || value_ints(n, operand(0)) != std::vector<int64_t>{0} ||
+        value_labels(n, operand(2)) != std::vector<int>{kStaticDim} ||
+        value_ints(n, operand(0)) != std::vector<int64_t>{0} ||
         value_ints(n, operand(2)) != std::vector<int64_t>{1} || limit.size() != 1)
       stop(n, "a range that does not start at a fixed 0 by a fixed 1");
     out.assign(1, limit[0]);
@@ -462,7 +463,8 @@ void DimLabels::label_node(ir::NodeId n) {
         if (!sv->second.labelled)
           stop(n, "'" + leaf->name + "' is a constant the import computed from the input shapes (Shape, Size)" +
                       (sv->second.why_not.empty() ? std::string() : ": " + sv->second.why_not));
-        if (sv->second.labels.size() != out[0].size()) stop(n, "internal: a label per dimension of '" + leaf->name + "'");
+        if (sv->second.labels.size() != out[0].size())
+          stop(n, "internal: a label per dimension of '" + leaf->name + "'");
         for (size_t d = 0; d < out[0].size(); ++d) {
           std::vector<int> factors;
           for (const std::string& f : sv->second.labels[d]) factors.push_back(fresh(f));

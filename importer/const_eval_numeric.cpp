@@ -74,7 +74,8 @@ WeightData power(const Node& n) {
       bc.for_each([&](size_t k, const std::vector<int64_t>& o) {
         const T x = at<T>(a, static_cast<size_t>(o[0]));
         double y = 0;
-        with_numeric(b.type.dtype, [&](auto e) { y = static_cast<double>(at<decltype(e)>(b, static_cast<size_t>(o[1]))); });
+        with_numeric(b.type.dtype,
+                     [&](auto e) { y = static_cast<double>(at<decltype(e)>(b, static_cast<size_t>(o[1]))); });
         T r;
         if (y == 2) {
           r = x * x;

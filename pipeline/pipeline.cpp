@@ -378,8 +378,9 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     rep.symbolic.fixed_reason = fixed_by_flags;
     eopts.keep_symbolic_dims = symbolic;
     if (symbolic && !fixed_by_import.empty()) {
-      rep.symbolic.fixed_reason =
-          fixed_by_import + (shape_values_why.empty() || plain ? "" : "; computing it at run time: " + shape_values_why);
+      rep.symbolic.fixed_reason = fixed_by_import;
+      if (!shape_values_why.empty() && !plain)
+        rep.symbolic.fixed_reason += "; computing it at run time: " + shape_values_why;
       eopts.keep_symbolic_dims = false;
     } else if (symbolic) {
       // A constant computed from the input shapes is only right at the fixed ones (a mask, a

@@ -180,7 +180,8 @@ void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, ui
       continue;
     }
     const auto t = twin.find(name);
-    p.provided[id] = exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(t == twin.end() ? name : t->second, seed));
+    p.provided[id] =
+        exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(t == twin.end() ? name : t->second, seed));
   }
 }
 

@@ -103,7 +103,8 @@ TEST(DimLabels, BatchMovedToAnotherAxisIsInferred) {
 // ("4*N"), written as the one -1; the model imported at batch 5 computes what the original does.
 TEST(DimLabels, ReshapeFoldingTheBatchIntoAProductIsThatProduct) {
   const std::string text =
-      M("(float[N,4,8] x) => (y)", {I("to", {-1, 8}), T("w", {8, 3})}, "r = Relu (x)\n f = Reshape (r, to)\n y = MatMul (f, w)");
+      M("(float[N,4,8] x) => (y)", {I("to", {-1, 8}), T("w", {8, 3})},
+        "r = Relu (x)\n f = Reshape (r, to)\n y = MatMul (f, w)");
   ImportResult r = imp_at(text, "x", {2, 4, 8});
   onnx::ModelProto m = export_symbolic(r);
   EXPECT_EQ(dims(m.graph().output(0)), (std::vector<std::string>{"4*N", "3"}));
@@ -148,7 +149,8 @@ TEST(DimLabels, AnAmbiguousSplitOfAProductStops) {
   ImportResult r = imp_at(M("(float[N,S,4] x) => (y)", {I("flat", {-1, 4}), I("back", {1, 1, 4}), T("w", {4, 4})},
                             "r = Relu (x)\n f = Reshape (r, flat)\n m = MatMul (f, w)\n y = Reshape (m, back)"),
                           "x", {1, 1, 4});
-  EXPECT_NE(death_message(r).find("where its symbolic dimensions go is ambiguous at the fixed shapes"), std::string::npos)
+  EXPECT_NE(death_message(r).find("where its symbolic dimensions go is ambiguous at the fixed shapes"),
+            std::string::npos)
       << death_message(r);
 }
 

@@ -185,8 +185,8 @@ g (float[1,4] x) => (y) {
 TEST(Verify, AnOpaqueNodeThatIsNoTwinStillFails) {
   auto a = imp(two_hardmaxes("0,0,1,0"));
   auto b = imp(kOneHardmax);
-  expect_failure(a, b,
-                 "the original model has an opaque node the other model has not and the executors cannot compute ('h2')");
+  expect_failure(a, b, "the original model has an opaque node the other model has not and the executors cannot "
+                       "compute ('h2')");
   auto c = imp(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[2,4] x) => (y) {
@@ -201,8 +201,8 @@ g (float[2,4] x) => (y) {
   h1 = Hardmax <axis = 1> (x)
   y = Add (h1, h1)
 })");
-  expect_failure(c, d,
-                 "the original model has an opaque node the other model has not and the executors cannot compute ('h2')");
+  expect_failure(c, d, "the original model has an opaque node the other model has not and the executors cannot "
+                       "compute ('h2')");
 }
 
 // A multi-output opaque node (its outputs are always region boundaries) only one model has
