@@ -927,6 +927,82 @@ void DimLabels::label_opaque(ir::NodeId n) {
     for (size_t d = axis + 1; d < data.size(); ++d) out[0].at(o++) = data[d];
     return;
   }
+  if (op == "Pad" || op == "Tile") {
+    // Fixed amounts (attributes, or constant operands): a padded symbolic dimension is a new
+    // one ("S+2"), a tiled one the product with the repeats ("2*S").
+    const DimLabelList& x = in_labels(0);
+    auto fixed_ints = [&](size_t i) {
+      if (i >= input.size() || !input[i]) stop(n, "a missing input");
+      const std::vector<int> l = value_labels(n, *input[i]);
+      if (std::any_of(l.begin(), l.end(), [](int v) { return v != kStaticDim; }))
+        stop(n, "amounts that follow a symbolic dimension");
+      return value_ints(n, *input[i]);
+    };
+    out[0] = x;
+    if (op == "Tile") {
+      const std::vector<int64_t> reps = fixed_ints(1);
+      if (reps.size() != x.size()) stop(n, "repeats of another rank");
+      for (size_t d = 0; d < x.size(); ++d)
+        if (x[d] != kStaticDim && reps[d] != 1) out[0][d] = product({x[d]}, reps[d]);
+      return;
+    }
+    std::vector<int64_t> pads;
+    if (const onnx::AttributeProto* p = attribute(node, ctx_.default_opset < 2 ? "paddings" : "pads")) {
+      pads.assign(p->ints().begin(), p->ints().end());
+    } else {
+      pads = fixed_ints(1);
+    }
+    std::vector<size_t> axes;
+    if (input.size() > 3 && input[3]) {
+      for (int64_t a : fixed_ints(3)) axes.push_back(axis_of(a, x.size()));
+    } else {
+      for (size_t d = 0; d < x.size(); ++d) axes.push_back(d);
+    }
+    if (pads.size() != 2 * axes.size()) stop(n, "pads of another rank");
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t total = pads[k] + pads[k + axes.size()];
+      const size_t d = axes[k];
+      if (x[d] != kStaticDim && total != 0)
+        out[0][d] = fresh(name(x[d]) + (total > 0 ? "+" : "") + std::to_string(total));
+    }
+    return;
+  }
+  if (op == "Slice" && ctx_.default_opset >= 10) {
+    // Constant bounds (or bounds that are shape values): an axis not sliced, or a symbolic one
+    // taken whole at every size ([0, end of the axis) by 1), keeps its label; a fixed axis sliced
+    // by fixed bounds stays fixed; anything else stops.
+    const DimLabelList& x = in_labels(0);
+    auto ints = [&](size_t i) -> std::pair<std::vector<int64_t>, std::vector<int>> {
+      if (i >= input.size() || !input[i]) return {};
+      return {value_ints(n, *input[i]), value_labels(n, *input[i])};
+    };
+    const auto [starts, start_l] = ints(1);
+    const auto [ends, end_l] = ints(2);
+    auto [axes_v, axes_l] = ints(3);
+    auto [steps, steps_l] = ints(4);
+    if (axes_v.empty())
+      for (size_t k = 0; k < starts.size(); ++k) axes_v.push_back(static_cast<int64_t>(k));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    for (const auto* l : {&axes_l, &steps_l})
+      if (std::any_of(l->begin(), l->end(), [](int v) { return v != kStaticDim; }))
+        stop(n, "axes or steps that follow a symbolic dimension");
+    if (ends.size() != starts.size() || axes_v.size() != starts.size() || steps.size() != starts.size())
+      stop(n, "bounds of different lengths");
+    out[0] = x;
+    constexpr int64_t kAnySize = int64_t{1} << 31;
+    for (size_t k = 0; k < starts.size(); ++k) {
+      const size_t d = axis_of(axes_v[k], x.size());
+      const bool symbolic_bound = start_l[k] != kStaticDim || end_l[k] != kStaticDim;
+      if (x[d] == kStaticDim) {
+        if (symbolic_bound) stop(n, "bounds that follow a symbolic dimension on a fixed axis");
+        continue;  // the fixed size the graph has
+      }
+      const bool from_start = start_l[k] == kStaticDim && (starts[k] == 0 || starts[k] <= -kAnySize);
+      const bool to_end = (end_l[k] == kStaticDim && ends[k] >= kAnySize - 1) || end_l[k] == x[d];
+      if (!(from_start && to_end && steps[k] == 1)) stop(n, "it slices symbolic dimension " + name(x[d]));
+    }
+    return;
+  }
   if (op == "GatherElements") {  // the indices' shape
     out[0] = in_labels(1);
     return;

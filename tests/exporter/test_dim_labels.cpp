@@ -191,14 +191,37 @@ TEST(DimLabels, OpaqueOperatorsWithRulesKeepTheirAxes) {
 }
 
 TEST(DimLabels, AnOpaqueOperatorWithoutARuleStopsNamingTheNode) {
-  ImportResult r = imp_at(M("(float[N,5] x) => (y)", {I("reps", {1, 2})}, "t = Tile (x, reps)\n y = Relu (t)"), "x",
-                          {2, 5});
-  EXPECT_NE(death_message(r).find("node 'Tile' (Tile): no rule says how its output follows symbolic input dimensions"),
+  ImportResult r = imp_at(M("(float[N,4,2,2] x) => (y)", {}, "t = SpaceToDepth <blocksize = 2> (x)\n y = Relu (t)"),
+                          "x", {2, 4, 2, 2});
+  EXPECT_NE(death_message(r).find(
+                "node 'SpaceToDepth' (SpaceToDepth): no rule says how its output follows symbolic input dimensions"),
             std::string::npos)
       << death_message(r);
   r = imp_at(M("(float[N,5] x) => (v)", {I("k", {2})}, "v, i = TopK <axis = -1> (x, k)"), "x", {2, 5});
   EXPECT_NE(death_message(r).find("node 'TopK' (TopK): a multi-output operator without a rule"), std::string::npos)
       << death_message(r);
+}
+
+// Opaque Pad, Tile and Slice with constant amounts: a padded fixed axis stays fixed and the batch
+// passes; a padded symbolic axis is a new dimension, a tiled one the product ("2*N"); a Slice
+// taking a symbolic axis whole at every size keeps it, one cutting it stops.
+TEST(DimLabels, PadTileAndSliceWithConstantAmounts) {
+  ImportResult r = imp_at(M("(float[N,3,4,4] x) => (y)", {I("pads", {0, 0, 1, 1, 0, 0, 1, 1})},
+                            "p = Pad (x, pads)\n y = Relu (p)"),
+                          "x", {2, 3, 4, 4});
+  EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"N", "3", "6", "6"}));
+  r = imp_at(M("(float[N,3] x) => (y)", {I("pads", {1, 0, 0, 0})}, "p = Pad (x, pads)\n y = Relu (p)"), "x", {2, 3});
+  EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"N+1", "3"}));
+  r = imp_at(M("(float[N,3] x) => (y)", {I("reps", {2, 1})}, "t = Tile (x, reps)\n y = Relu (t)"), "x", {2, 3});
+  EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"2*N", "3"}));
+  r = imp_at(M("(float[N,S] x) => (y)", {I("st", {0, 1}), I("en", {2147483647, 3}), I("ax", {0, 1}), I("sp", {1, 2})},
+               "s = Slice (x, st, en, ax, sp)\n y = Relu (s)"),
+             "x", {2, 6});
+  EXPECT_NE(death_message(r).find("it slices symbolic dimension S"), std::string::npos) << death_message(r);
+  r = imp_at(M("(float[N,5] x) => (y)", {I("st", {0, 1}), I("en", {2147483647, 5}), I("ax", {0, 1}), I("sp", {1, 2})},
+               "s = Slice (x, st, en, ax, sp)\n y = Relu (s)"),
+             "x", {2, 5});
+  EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"N", "2"}));
 }
 
 // Before opset 7 a broadcast is a Reshape of the smaller operand to a fixed core: stopped before
