@@ -7,10 +7,13 @@
 // one computed from labelled ones (a concat along a dynamic axis, a strided window over one).
 // Each operator of the language has a rule; opaque nodes have rules for the ONNX operators
 // whose output dimensions follow their operands' (elementwise, normalizations, softmax,
-// reductions, Gather, Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul). Where a rule
-// cannot say (a reshape that folds a dynamic dimension into a product, a split along one, a
-// fixed dimension meeting a dynamic one, an opaque operator without a rule) the analysis
-// stops with DimLabelError naming the node, and the model is written at the fixed shapes.
+// reductions, Gather(Elements), Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul; Pad,
+// Tile and Slice with constant amounts; Reshape, Expand, ConstantOfShape and Range whose shape
+// operand is a constant or a labelled shape value). A label may be a product of others and a
+// fixed factor ("batch*seq", "4*N"). Where a rule cannot say (a reshape whose symbolic factors
+// fit its axes in no way or in several, a split along a symbolic dimension, a fixed dimension
+// meeting a dynamic one, an opaque operator without a rule) the analysis stops with
+// DimLabelError naming the node, and the model is written at the fixed shapes.
 //
 // Nothing here is trusted on its own: the pipeline verifies a model written with symbolic
 // dimensions at other values of them too (pipeline.cpp, "symbolic dimensions").
