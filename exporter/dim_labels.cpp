@@ -942,6 +942,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
     if (op == "Tile") {
       const std::vector<int64_t> reps = fixed_ints(1);
       if (reps.size() != x.size()) stop(n, "repeats of another rank");
+      if (std::any_of(reps.begin(), reps.end(), [](int64_t r) { return r < 1; })) stop(n, "a repeat below 1");
       for (size_t d = 0; d < x.size(); ++d)
         if (x[d] != kStaticDim && reps[d] != 1) out[0][d] = product({x[d]}, reps[d]);
       return;

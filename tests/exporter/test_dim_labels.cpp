@@ -214,6 +214,8 @@ TEST(DimLabels, PadTileAndSliceWithConstantAmounts) {
   EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"N+1", "3"}));
   r = imp_at(M("(float[N,3] x) => (y)", {I("reps", {2, 1})}, "t = Tile (x, reps)\n y = Relu (t)"), "x", {2, 3});
   EXPECT_EQ(dims(export_symbolic(r).graph().output(0)), (std::vector<std::string>{"2*N", "3"}));
+  r = imp_at(M("(float[N,3] x) => (y)", {I("reps", {0, 1})}, "t = Tile (x, reps)\n y = Relu (t)"), "x", {2, 3});
+  EXPECT_NE(death_message(r).find("a repeat below 1"), std::string::npos) << death_message(r);
   r = imp_at(M("(float[N,S] x) => (y)", {I("st", {0, 1}), I("en", {2147483647, 3}), I("ax", {0, 1}), I("sp", {1, 2})},
                "s = Slice (x, st, en, ax, sp)\n y = Relu (s)"),
              "x", {2, 6});
