@@ -1,6 +1,9 @@
 // Verification (pipeline/verify.h): which opaque nodes the two models must share.
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "pipeline/verify.h"
 #include "tests/importer/import_text.h"
 
@@ -130,26 +133,21 @@ g (float[1,4] x) => (y) <float[1,4] w1 = {0,1,0,0}> {
   y = Add (a1, h1)
 })";
 
+// x of shape `dims`; with `twin_axis`, h1 = Hardmax(x) and h2 = Hardmax(Identity(x)) on that axis,
+// else h1 only; then `rest`.
+std::string hardmaxes(const std::string& dims, std::optional<int> twin_axis, const std::string& rest) {
+  std::string body = "  h1 = Hardmax <axis = 1> (x)\n";
+  if (twin_axis)
+    body = "  x2 = Identity (x)\n" + body + "  h2 = Hardmax <axis = " + std::to_string(*twin_axis) + "> (x2)\n";
+  return "\n<ir_version: 8, opset_import: [\"\" : 13]>\ng (float[" + dims + "] x) => (y) {\n" + body + rest + "}";
+}
+
 // Two Hardmax nodes computing the same (their operands an Identity apart in the original), merged
 // into one in the optimized model, as a re-import's CSE does: the one the optimized model lacks
 // gets its twin's value, and the outputs agree.
 TEST(Verify, AnOpaqueTwinTheOptimizedModelMergedGetsItsTwinsValue) {
-  auto a = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) {
-  x2 = Identity (x)
-  h1 = Hardmax <axis = 1> (x)
-  h2 = Hardmax <axis = 1> (x2)
-  r1 = Relu (h1)
-  y = Add (r1, h2)
-})");
-  auto b = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) {
-  h1 = Hardmax <axis = 1> (x)
-  r1 = Relu (h1)
-  y = Add (r1, h1)
-})");
+  auto a = imp(hardmaxes("1,4", 1, "  r1 = Relu (h1)\n  y = Add (r1, h2)\n"));
+  auto b = imp(hardmaxes("1,4", std::nullopt, "  r1 = Relu (h1)\n  y = Add (r1, h1)\n"));
   const VerifyResult r = verify_models(a, b, Executor::Cpu, 1);
   EXPECT_TRUE(r.passed) << r.failure;
   EXPECT_EQ(r.max_abs_err, 0.0);
@@ -157,26 +155,10 @@ g (float[1,4] x) => (y) {
   EXPECT_TRUE(verify_models(imp(two_hardmaxes("0,1,0,0")), imp(kOneHardmax), Executor::Cpu, 1).passed);
   // So are twins' results, through an operator of the language (Funnel's Sin/Cos tables, then
   // their concat, then a GatherElements of it).
-  auto c = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) {
-  x2 = Identity (x)
-  h1 = Hardmax <axis = 1> (x)
-  h2 = Hardmax <axis = 1> (x2)
-  r1 = Relu (h1)
-  r2 = Relu (h2)
-  k1 = Hardmax <axis = 1> (r1)
-  k2 = Hardmax <axis = 1> (r2)
-  y = Add (k1, k2)
-})");
-  auto d = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x) => (y) {
-  h1 = Hardmax <axis = 1> (x)
-  r1 = Relu (h1)
-  k1 = Hardmax <axis = 1> (r1)
-  y = Add (k1, k1)
-})");
+  auto c = imp(hardmaxes("1,4", 1,
+                         "  r1 = Relu (h1)\n  r2 = Relu (h2)\n  k1 = Hardmax <axis = 1> (r1)\n"
+                         "  k2 = Hardmax <axis = 1> (r2)\n  y = Add (k1, k2)\n"));
+  auto d = imp(hardmaxes("1,4", std::nullopt, "  r1 = Relu (h1)\n  k1 = Hardmax <axis = 1> (r1)\n  y = Add (k1, k1)\n"));
   const VerifyResult chained = verify_models(c, d, Executor::Cpu, 1);
   EXPECT_TRUE(chained.passed) << chained.failure;
 }
@@ -187,20 +169,8 @@ TEST(Verify, AnOpaqueNodeThatIsNoTwinStillFails) {
   auto b = imp(kOneHardmax);
   expect_failure(a, b, "the original model has an opaque node the other model has not and the executors cannot "
                        "compute ('h2')");
-  auto c = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2,4] x) => (y) {
-  x2 = Identity (x)
-  h1 = Hardmax <axis = 1> (x)
-  h2 = Hardmax <axis = 0> (x2)
-  y = Add (h1, h2)
-})");
-  auto d = imp(R"(
-<ir_version: 8, opset_import: ["" : 13]>
-g (float[2,4] x) => (y) {
-  h1 = Hardmax <axis = 1> (x)
-  y = Add (h1, h1)
-})");
+  auto c = imp(hardmaxes("2,4", 0, "  y = Add (h1, h2)\n"));
+  auto d = imp(hardmaxes("2,4", std::nullopt, "  y = Add (h1, h1)\n"));
   expect_failure(c, d, "the original model has an opaque node the other model has not and the executors cannot "
                        "compute ('h2')");
 }
