@@ -1,4 +1,5 @@
-// Exporter implementation: node emission (see exporter.h for what it guarantees).
+// Exporter implementation: node emission (see exporter.h for what it guarantees). The Emitter
+// class is in emitter.h; its symbolic dimensions and shape values in emitter_symbolic.cpp.
 #include "exporter/exporter.h"
 
 #include <spdlog/spdlog.h>
@@ -15,114 +16,13 @@
 #include <unordered_set>
 
 #include "exporter/emit.h"
+#include "exporter/emitter.h"
 #include "onnx_model/dtype.h"
 #include "onnx_model/shape_op.h"
 
 namespace tensat {
 
-namespace {
-
-void set_ints(onnx::NodeProto* p, const std::string& nm, const std::vector<int64_t>& v);
-void set_int(onnx::NodeProto* p, const std::string& nm, int64_t v);
-
-class Emitter {
- public:
-  Emitter(const ir::Graph& g, const WeightStore& w, const ModelContext& ctx, WeightStore* movable,
-          const ExportOptions& opts)
-      : g_(g), weights_(w), ctx_(ctx), movable_(movable), opts_(opts) {}
-
-  onnx::ModelProto run(ExportStats& stats);
-  void declare_initializers_as_inputs();
-
- private:
-  using NodeId = ir::NodeId;
-  const ir::Node& node(NodeId n) const { return g_.node(n); }
-  int64_t pint(NodeId n, size_t c) const { return g_.param_int(n, c); }
-  const std::string& psym(NodeId n, size_t c) const { return g_.param_sym(n, c); }
-  const Shape& shape(NodeId n) const { return g_.type(n).tensor.shape; }
-
-  std::string fresh(const std::string& base);
-  const std::string& name(NodeId n);  ///< tensor name of a (tensor-valued) node, emitting leaves
-  onnx::NodeProto* add_node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs);
-  std::string int64_initializer(const std::string& base, const std::vector<int64_t>& v);
-  struct Operand {
-    std::string name;
-    Shape shape;
-    std::optional<NodeId> node;  ///< the graph node, when the operand is one (a weight leaf is reshaped as data)
-  };
-  void add_binary(const char* op_type, Operand a, Operand b, const std::string& out);
-  void add_reshape(const std::string& in, const Shape& to, const std::string& out);
-  std::string reshaped_initializer(const std::string& base, NodeId leaf, const Shape& to);
-  void add_weight_initializer(const std::string& wname);
-  void emit_shape_value(const std::string& v);
-  std::string input_dim(const std::string& symbol);
-  std::string input_dims(const std::vector<std::string>& factors);
-  std::string shape_read(const onnx::NodeProto& n, const ShapeValue::ShapeRead& read, const std::string& out);
-  std::string out_name(NodeId n);      ///< the name this node's (single) output gets
-  std::string apply_act(NodeId n, const std::string& y, const Act& a);
-  std::string f32_scalar_initializer(const std::string& base, float v);
-  void add_act_node(const Act& a, const std::string& in, const std::string& out);
-  void emit_act(NodeId n);
-  struct ScaleShift {
-    NodeId x, scale, shift;  // x * scale + shift, scale and shift f32 weight leaves [C, 1, ..]
-  };
-  std::optional<ScaleShift> scale_shift(NodeId n) const;
-  bool emit_batchnorm(NodeId n);
-  std::string vector_initializer(const std::string& base, NodeId leaf, int64_t c);
-  std::string filled_initializer(const std::string& base, int64_t c, float v);
-  void emit(NodeId n);
-  using EmitFn = void (Emitter::*)(NodeId);
-  static const std::array<EmitFn, kNumOps>& emitters();
-  void emit_nothing(NodeId n);
-  void emit_leaf(NodeId n);
-  void emit_computed_weight(NodeId n);
-  void emit_elementwise(NodeId n);
-  void emit_matmul(NodeId n);
-  void emit_conv(NodeId n);
-  void emit_pool(NodeId n);
-  void emit_transpose(NodeId n);
-  void emit_reshape(NodeId n);
-  void emit_enlarge(NodeId n);
-  void emit_opaque(NodeId n);
-  void emit_select(NodeId n);
-  void fix_output_types(const std::vector<NodeId>& outs);
-  void emit_concat(NodeId n);
-  void emit_split(NodeId n);
-  void gather_concat(NodeId n, int64_t axis, std::vector<std::string>& ins);
-  void gather_split(NodeId sp, int64_t axis, std::vector<int64_t>& sizes, std::vector<std::string>& outs);
-
-  const ir::Graph& g_;
-  const WeightStore& weights_;
-  const ModelContext& ctx_;
-  WeightStore* movable_;
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_ = nullptr;
-  std::vector<bool> leaf_;                      // parameters and weight leaves: never emitted as nodes
-  std::vector<int> uses_;                       // uses by emitted (non-weight-only) nodes
-  std::vector<bool> is_output_;
-  std::unordered_map<NodeId, std::string> names_;
-  std::unordered_map<NodeId, std::string> preassigned_;
-  std::unordered_map<NodeId, std::vector<std::string>> tuple_names_;
-  std::unordered_map<NodeId, std::array<int64_t, 2>> split_parts_;  // split -> (split_0 id, split_1 id) or -1
-  std::unordered_set<NodeId> inlined_;
-  std::unordered_set<std::string> used_names_;
-  std::unordered_set<std::string> emitted_inits_;
-  std::unordered_set<std::string> identities_;
-  std::unordered_map<std::string, std::string> int64_inits_;
-  std::unordered_map<std::string, const onnx::TensorProto*> init_by_name_;  // emitted weight initializers
-  std::unordered_set<NodeId> batchnorms_;  // ewadd nodes written as one BatchNormalization
-  std::unordered_set<std::string> shape_names_;                  // written by emit_shape_value
-  std::unordered_map<std::string, std::string> shape_renames_;  // its source names -> names here
-  std::unordered_map<std::string, std::string> input_dims_;    // symbol -> its 1-element int64 tensor
-  std::unordered_map<std::string, std::string> input_shapes_;  // graph input -> its Shape
-  ExportStats* stats_ = nullptr;
-  int counter_ = 0;
-  const ExportOptions& opts_;
-  std::optional<DimLabels> labels_;  // keep_symbolic_dims, where the source declares symbolic inputs
-  void declare_symbolic_interface(const std::vector<NodeId>& outs, ExportStats& stats);
-  void set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, const DimLabelList& labels,
-                          const onnx::TensorShapeProto* declared);
-};
+namespace detail {
 
 std::string Emitter::fresh(const std::string& base) {
   std::string n;
@@ -178,121 +78,6 @@ void Emitter::add_weight_initializer(const std::string& wname) {
   t->set_data_type(onnx_dtype(wd.type.dtype));
   for (auto d : wd.type.shape) t->add_dims(d);
   t->set_raw_data(wd.bytes);
-}
-
-// Writes the source's computation of shape value v (ModelContext::shape_values) under
-// names of its own ("tensat_shape/NAME"; the value keeps its name), with each Shape or Size of
-// a tensor computed at run time written from the input dimensions its labels name.
-void Emitter::emit_shape_value(const std::string& v) {
-  const ShapeValue& sv = ctx_.shape_values.at(v);
-  if (!sv.labelled) throw ExportError("internal: shape value '" + v + "' written without its labels");
-  // A source name -> its name here: one no other tensor of the output has.
-  auto inner = [&](const std::string& x) -> std::string {
-    if (x == v) return v;
-    auto it = shape_renames_.find(x);
-    if (it != shape_renames_.end()) return it->second;
-    std::string nm = "tensat_shape/" + x;
-    for (int k = 1; used_names_.count(nm); ++k) nm = "tensat_shape/" + x + "_" + std::to_string(k);
-    used_names_.insert(nm);
-    return shape_renames_[x] = nm;
-  };
-  for (const auto& t : sv.initializers) {
-    const std::string nm = inner(t.name());
-    if (!shape_names_.insert(nm).second) continue;
-    onnx::TensorProto* c = graph_->add_initializer();
-    *c = t;
-    c->set_name(nm);
-  }
-  for (const auto& n : sv.nodes) {
-    const std::string out = inner(n.output(0));
-    if (!shape_names_.insert(out).second) continue;
-    if (auto r = sv.shape_reads.find(n.input_size() ? n.input(0) : ""); r != sv.shape_reads.end() &&
-        (n.op_type() == "Shape" || n.op_type() == "Size") && n.input_size() == 1) {
-      (void)shape_read(n, r->second, out);
-      continue;
-    }
-    onnx::NodeProto* p = graph_->add_node();
-    *p = n;
-    p->set_name(fresh("shape_value"));
-    for (int i = 0; i < p->input_size(); ++i)
-      if (!p->input(i).empty()) p->set_input(i, inner(p->input(i)));
-    for (int i = 0; i < p->output_size(); ++i)
-      if (!p->output(i).empty()) p->set_output(i, inner(p->output(i)));
-  }
-  if (stats_) stats_->shape_values.push_back(v);
-}
-
-// The 1-element int64 tensor of input dimension `symbol`: Slice(Shape(X), [k], [k+1]).
-std::string Emitter::input_dim(const std::string& symbol) {
-  if (auto it = input_dims_.find(symbol); it != input_dims_.end()) return it->second;
-  const auto symbolic = symbolic_input_dims(ctx_);
-  for (const auto& decl : ctx_.declared_inputs) {  // the first input, in declaration order, that has it
-    const std::string& in = decl.name();
-    auto sym = symbolic.find(in);
-    if (sym == symbolic.end()) continue;
-    for (const auto& [axis, nm] : sym->second) {
-      if (nm != symbol) continue;
-      std::string& shape = input_shapes_[in];
-      if (shape.empty()) {
-        shape = fresh("input_shape");
-        add_node("Shape", {in}, {shape});
-      }
-      const std::string out = fresh("dim_" + symbol);
-      const auto k = static_cast<int64_t>(axis);
-      if (ctx_.default_opset >= 10) {
-        add_node("Slice", {shape, int64_initializer("starts", {k}), int64_initializer("ends", {k + 1}),
-                           int64_initializer("axes", {0})},
-                 {out});
-      } else {
-        onnx::NodeProto* p = add_node("Slice", {shape}, {out});
-        set_ints(p, "starts", {k});
-        set_ints(p, "ends", {k + 1});
-        set_ints(p, "axes", {0});
-      }
-      return input_dims_[symbol] = out;
-    }
-  }
-  throw ExportError("internal: no input has the symbolic dimension '" + symbol + "'");
-}
-
-// The 1-element int64 tensor of a product of input dimensions.
-std::string Emitter::input_dims(const std::vector<std::string>& factors) {
-  assert(!factors.empty());
-  std::string acc = input_dim(factors[0]);
-  for (size_t i = 1; i < factors.size(); ++i) {
-    const std::string next = fresh("dims");
-    add_node("Mul", {acc, input_dim(factors[i])}, {next});
-    acc = next;
-  }
-  return acc;
-}
-
-// Shape (opset 15: dimensions start..end) or Size of a tensor computed at run time, from the
-// input dimensions its labels name and its fixed ones.
-std::string Emitter::shape_read(const onnx::NodeProto& n, const ShapeValue::ShapeRead& read, const std::string& out) {
-  const auto rank = static_cast<int64_t>(read.fixed.size());
-  const auto [start, end] = n.op_type() == "Shape" ? shape_op_range(n, rank) : std::pair<int64_t, int64_t>{0, rank};
-  std::vector<std::string> pieces;
-  std::vector<int64_t> run;  // fixed dimensions not yet written
-  for (int64_t d = start; d < end; ++d) {
-    const auto& factors = read.labels.at(static_cast<size_t>(d));
-    if (factors.empty()) {
-      run.push_back(read.fixed[static_cast<size_t>(d)]);
-      continue;
-    }
-    if (!run.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
-    run.clear();
-    pieces.push_back(input_dims(factors));
-  }
-  if (!run.empty() || pieces.empty()) pieces.push_back(int64_initializer("fixed_dims", run));
-  if (n.op_type() == "Shape") {
-    set_int(add_node("Concat", pieces, {out}), "axis", 0);
-  } else {
-    const std::string all = fresh("dims");
-    set_int(add_node("Concat", pieces, {all}), "axis", 0);
-    set_int(add_node("ReduceProd", {all}, {out}), "keepdims", 0);
-  }
-  return out;
 }
 
 const std::string& Emitter::name(NodeId n) {
@@ -862,47 +647,6 @@ void Emitter::declare_initializers_as_inputs() {
   }
 }
 
-// A shape with each labelled dimension symbolic: the declared dimension's name where the
-// declaration has one there, else the label's.
-void Emitter::set_symbolic_shape(onnx::TensorShapeProto* sh, const Shape& s, const DimLabelList& labels,
-                                 const onnx::TensorShapeProto* declared) {
-  assert(labels.size() == s.size() && "a label per dimension");
-  sh->clear_dim();
-  for (size_t d = 0; d < s.size(); ++d) {
-    auto* dim = sh->add_dim();
-    if (labels[d] == kStaticDim) {
-      dim->set_dim_value(s[d]);
-    } else if (declared && declared->dim_size() == static_cast<int>(s.size()) &&
-               !declared->dim(static_cast<int>(d)).dim_param().empty()) {
-      dim->set_dim_param(declared->dim(static_cast<int>(d)).dim_param());
-    } else {
-      dim->set_dim_param(labels_->name(labels[d]));
-    }
-  }
-}
-
-// The inputs as the source declares them, the outputs with the dimensions the labels give.
-void Emitter::declare_symbolic_interface(const std::vector<NodeId>& outs, ExportStats& stats) {
-  const auto symbolic = symbolic_input_dims(ctx_);
-  for (auto& in : *graph_->mutable_input()) {
-    auto it = symbolic.find(in.name());
-    if (it == symbolic.end()) continue;
-    for (const auto& d : ctx_.declared_inputs)
-      if (d.name() == in.name()) in = d;
-    for (const auto& [axis, nm] : it->second) stats.symbolic_dims.push_back(in.name() + ": " + nm);
-  }
-  for (int i = 0; i < graph_->output_size() && i < static_cast<int>(outs.size()); ++i) {
-    const ValueType& vt = g_.type(outs[static_cast<size_t>(i)]);
-    if (vt.kind != Kind::Tensor) continue;
-    auto* tt = graph_->mutable_output(i)->mutable_type()->mutable_tensor_type();
-    const onnx::TensorShapeProto* declared = nullptr;
-    for (const auto& d : ctx_.declared_outputs)
-      if (d.name() == graph_->output(i).name() && d.type().tensor_type().has_shape())
-        declared = &d.type().tensor_type().shape();
-    set_symbolic_shape(tt->mutable_shape(), vt.tensor.shape, labels_->of(outs[static_cast<size_t>(i)]), declared);
-  }
-}
-
 onnx::ModelProto Emitter::run(ExportStats& stats) {
   stats_ = &stats;
   // Header: everything of the source model but its graph content.
@@ -1017,10 +761,6 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   for (const auto& n : graph_->node()) stats.op_counts[n.op_type()]++;
   return std::move(model_);
 }
-
-}  // namespace
-
-namespace detail {
 
 onnx::ModelProto emit_model(const ir::Graph& g, const WeightStore& weights, const ModelContext& ctx,
                             WeightStore* movable, const ExportOptions& opts, ExportStats& stats) {

@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "exec/opaque_decode.h"
 #include "exporter/dim_labels.h"
 #include "importer/const_fold.h"
 #include "importer/tensor_proto.h"
@@ -201,20 +202,8 @@ size_t label_shape_values(ImportResult& imp) {
       if (k > 0 && r->type.shape.size() != shapes[0].size())
         return fail("its rank changes with the input dimensions (at " + at_text(at[k]) + ")");
       shapes.push_back(r->type.shape);
-      if ((r->type.dtype == DType::I64 || r->type.dtype == DType::I32) && r->type.shape.size() <= 1 &&
-          r->count() <= kMaxValueLabels) {
-        std::vector<int64_t> e(r->count());
-        for (size_t i = 0; i < e.size(); ++i) {
-          if (r->type.dtype == DType::I64) {
-            std::memcpy(&e[i], r->bytes.data() + i * sizeof(int64_t), sizeof(int64_t));
-          } else {
-            int32_t x = 0;
-            std::memcpy(&x, r->bytes.data() + i * sizeof(int32_t), sizeof x);
-            e[i] = x;
-          }
-        }
-        ints.push_back(std::move(e));
-      }
+      if (r->type.shape.size() <= 1 && r->count() <= kMaxValueLabels)
+        if (auto e = exec::opaque::int_values(*r)) ints.push_back(std::move(*e));
     }
     // Does it select by the shapes: an operator that chooses between values, or rounds, on an
     // operand that changes with the symbols?
