@@ -51,6 +51,11 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["work_budget"] = r.work_budget;
     j["work_used"] = r.work_used;
     j["blocks"] = r.blocks;
+    if (r.restricted_classes > 0)
+      j["restriction"] = {{"classes", r.restricted_classes},
+                          {"slack", r.restriction_slack},
+                          {"cost", r.restricted_cost},
+                          {"bound", r.restricted_bound}};
   }
   return j;
 }

@@ -309,6 +309,10 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.work_budget = ex.work_budget;
   rep.extraction.work_used = ex.work_used;
   rep.extraction.blocks = ex.blocks;
+  rep.extraction.restricted_classes = ex.restricted_classes;
+  rep.extraction.restriction_slack = ex.restriction_slack;
+  rep.extraction.restricted_cost = ex.restricted_cost;
+  rep.extraction.restricted_bound = ex.restricted_bound;
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

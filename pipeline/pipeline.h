@@ -64,6 +64,10 @@ struct PipelineReport {
     double gap = 0, dag_cost = 0;
     int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
     size_t blocks = 0;                       ///< ILP: independent blocks it split into (extract/blocks.h)
+    size_t restricted_classes = 0;           ///< ILP: classes of the restricted search (extract/restriction.h)
+    double restriction_slack = 0.0;          ///< and its slack
+    double restricted_cost = 0.0;            ///< its best extraction
+    double restricted_bound = 0.0;           ///< and its bound
     double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
   } extraction;
   VerifyResult verify;

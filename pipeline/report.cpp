@@ -86,6 +86,11 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["work_budget"] = extraction.work_budget;
     j["extraction"]["work_used"] = extraction.work_used;
     j["extraction"]["blocks"] = extraction.blocks;
+    if (extraction.restricted_classes > 0)
+      j["extraction"]["restriction"] = {{"classes", extraction.restricted_classes},
+                                        {"slack", extraction.restriction_slack},
+                                        {"cost", extraction.restricted_cost},
+                                        {"bound", extraction.restricted_bound}};
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
   if (verify_ran) {
@@ -240,6 +245,10 @@ void PipelineReport::print(FILE* out) const {
     std::fprintf(out, ", work %lld of %lld", static_cast<long long>(extraction.work_used),
                  static_cast<long long>(extraction.work_budget));
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
+  if (extraction.method == "ilp" && extraction.restricted_classes > 0)
+    std::fprintf(out, "; restricted to base nodes in %zu classes (slack %.4f ms): %.4f, bound %.4f",
+                 extraction.restricted_classes, extraction.restriction_slack, extraction.restricted_cost,
+                 extraction.restricted_bound);
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");

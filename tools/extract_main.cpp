@@ -52,6 +52,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-exclusive-readers", no_exclusive, "no exclusive-reader rows in the LP rounds (extract/separation.cpp)");
   app.add_flag("--serial-lps", serial_lps, "the parts' LPs one after the other, not in parallel (the same result)");
   app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
+  bool no_restriction = false;
+  double restriction_slack = ex::IlpOptions{}.restriction_slack;
+  app.add_flag("--no-restriction", no_restriction,
+               "no second search restricted to base nodes where the first ends open (extract/restriction.h)");
+  app.add_option("--restriction-slack", restriction_slack,
+                 "the restriction's largest slack, as a fraction of the incumbent's cost (extract/restriction.h)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-odd-covers", no_odd_covers, "ILP without the odd-cover cuts (extract/formulation.h)");
   app.add_flag("-v,--verbose", verbose, "debug log on stderr (twice: trace, with CBC's events)");
   CLI11_PARSE(app, argc, argv);
@@ -70,6 +77,8 @@ int main(int argc, char** argv) {
     opts.ilp.work = work;
     opts.ilp.landmarks = !no_landmarks;
     opts.ilp.blocks = !no_blocks;
+    opts.ilp.restriction = !no_restriction;
+    opts.ilp.restriction_slack = restriction_slack;
     opts.ilp.parallel_lps = !serial_lps;
     opts.ilp.path_cuts = !no_path_cuts;
     opts.ilp.odd_cover_cuts = !no_odd_covers;
