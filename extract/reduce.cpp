@@ -122,45 +122,21 @@ Reduction reduce(const ExtractGraph& g) {
       }
   }
 
-  // Dominance: m replaces n when cost(m) <= cost(n) and children(m) is a subset of
-  // children(n), free child classes left out (they cost nothing and reach only free classes,
-  // so a swap that adds one adds no cost and closes no cycle). Candidates are visited by
-  // (cost, #children, index), so a dominator always comes first, and comparing against kept
-  // nodes suffices (dominance is transitive).
+  // Dominance (dominators()): m replaces n when cost(m) <= cost(n) and children(m) is a
+  // subset of children(n), free child classes left out (they cost nothing and reach only free
+  // classes, so a swap that adds one adds no cost and closes no cycle).
   for (ClassIdx c = 0; c < C; ++c) {
     if (r.class_free[c]) continue;
     std::vector<NodeIdx> cand;
     for (NodeIdx n : g.classes[c].nodes)
       if (r.node_alive[n]) cand.push_back(n);
     if (cand.size() < 2) continue;
-    std::vector<std::vector<ClassIdx>> kids(cand.size());
+    const std::vector<int64_t> by = dominators(g, cand, [&](ClassIdx k) { return r.class_free[k] != 0; });
     for (size_t i = 0; i < cand.size(); ++i) {
-      kids[i] = g.child_classes(cand[i]);
-      std::erase_if(kids[i], [&](ClassIdx k) { return r.class_free[k] != 0; });
-    }
-    std::vector<size_t> order(cand.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const double ca = g.nodes[cand[a]].cost, cb = g.nodes[cand[b]].cost;
-      if (ca != cb) return ca < cb;
-      if (kids[a].size() != kids[b].size()) return kids[a].size() < kids[b].size();
-      return cand[a] < cand[b];
-    });
-    std::vector<size_t> kept;
-    for (size_t i : order) {
-      size_t by = SIZE_MAX;
-      for (size_t j : kept)
-        if (std::includes(kids[i].begin(), kids[i].end(), kids[j].begin(), kids[j].end())) {
-          by = j;
-          break;
-        }
-      if (by == SIZE_MAX) {
-        kept.push_back(i);
-      } else {
-        r.node_alive[cand[i]] = 0;
-        r.replacement[cand[i]] = cand[by];
-        ++r.stats.dominated;
-      }
+      if (by[i] < 0) continue;
+      r.node_alive[cand[i]] = 0;
+      r.replacement[cand[i]] = cand[static_cast<size_t>(by[i])];
+      ++r.stats.dominated;
     }
   }
 

@@ -6,7 +6,11 @@
 // cannot close a cycle).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <numeric>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,15 @@ struct Reduction {
 
 /// Computes the reduction; throws InputError when a root class has no acyclic option.
 Reduction reduce(const ExtractGraph& g);
+
+/// Dominance among the candidate nodes `cand` of one class: m dominates n when cost(m) <=
+/// cost(n) and m's child classes that are not `given` are among n's (a swap adds only given
+/// children: free ones in reduce(), also mandatory ones in restriction.h). Candidates are
+/// visited by (cost, #children, index), so a dominator always comes first, and comparing
+/// against kept nodes suffices (dominance is transitive). Returns per candidate the index
+/// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept.
+template <class Given>
+std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given);
 
 /// Maps a valid extraction to one that uses only alive nodes (dominated nodes replaced, free
 /// classes set to their free node). The result is valid and its DAG cost is not higher.
@@ -75,5 +88,30 @@ Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_pas
 
 /// One line summarising the statistics, for logs.
 std::string describe(const Reduction::Stats& s);
+
+template <class Given>
+std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given) {
+  std::vector<std::vector<ClassIdx>> kids(cand.size());
+  for (size_t i = 0; i < cand.size(); ++i) {
+    kids[i] = g.child_classes(cand[i]);
+    std::erase_if(kids[i], given);
+  }
+  std::vector<size_t> order(cand.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tuple(g.nodes[cand[a]].cost, kids[a].size(), cand[a]) <
+           std::tuple(g.nodes[cand[b]].cost, kids[b].size(), cand[b]);
+  });
+  std::vector<int64_t> by(cand.size(), -1);
+  std::vector<size_t> kept;
+  for (size_t i : order) {
+    const auto j = std::find_if(kept.begin(), kept.end(), [&](size_t k) {
+      return std::includes(kids[i].begin(), kids[i].end(), kids[k].begin(), kids[k].end());
+    });
+    if (j == kept.end()) kept.push_back(i);
+    else by[i] = static_cast<int64_t>(*j);
+  }
+  return by;
+}
 
 }  // namespace tensat::extract

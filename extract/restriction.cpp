@@ -25,54 +25,31 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
   auto alive = [&](NodeIdx n) { return red.node_alive[n] && !r.graph.nodes[n].filtered; };
   auto given = [&](ClassIdx k) { return req.mandatory[k] || red.class_free[k]; };
 
-  // First the swap with no slack: m replaces n where cost(m) <= cost(n) and m's children that
-  // are not given (mandatory or free) are among n's: reduce()'s dominance with mandatory
-  // classes counted as given. Visited by (cost, #children, index), as there.
+  // First the swap with no slack: reduce()'s dominance with mandatory classes counted as
+  // given as well (dominators()).
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
     if (!red.class_alive[c] || red.class_free[c]) continue;
     std::vector<NodeIdx> cand;
     for (NodeIdx n : g.classes[c].nodes)
       if (alive(n)) cand.push_back(n);
     if (cand.size() < 2) continue;
-    std::vector<std::vector<ClassIdx>> kids(cand.size());
+    const std::vector<int64_t> by = dominators(g, cand, given);
     for (size_t i = 0; i < cand.size(); ++i) {
-      kids[i] = g.child_classes(cand[i]);
-      std::erase_if(kids[i], given);
-    }
-    std::vector<size_t> order(cand.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return std::tuple(g.nodes[cand[a]].cost, kids[a].size(), cand[a]) <
-             std::tuple(g.nodes[cand[b]].cost, kids[b].size(), cand[b]);
-    });
-    std::vector<size_t> kept;
-    for (size_t i : order) {
-      const auto by = std::find_if(kept.begin(), kept.end(), [&](size_t j) {
-        return std::includes(kids[i].begin(), kids[i].end(), kids[j].begin(), kids[j].end());
-      });
-      if (by == kept.end()) {
-        kept.push_back(i);
-      } else {
-        r.graph.nodes[cand[i]].filtered = true;
-        r.replacement[cand[i]] = cand[*by];
-        ++r.dominated;
-      }
+      if (by[i] < 0) continue;
+      r.graph.nodes[cand[i]].filtered = true;
+      r.replacement[cand[i]] = cand[static_cast<size_t>(by[i])];
+      ++r.dominated;
     }
   }
 
   // Then the classes with base nodes and others, by their slack (over the nodes left), among
   // the classes still reachable: slack spent on a class no extraction uses is wasted.
-  std::vector<char> reach(g.classes.size(), 0);
-  std::vector<ClassIdx> stack(g.roots.begin(), g.roots.end());
-  while (!stack.empty()) {
-    const ClassIdx c = stack.back();
-    stack.pop_back();
-    if (reach[c]) continue;
-    reach[c] = 1;
-    for (NodeIdx n : g.classes[c].nodes)
-      if (alive(n))
-        for (ClassIdx k : g.nodes[n].children) stack.push_back(k);
-  }
+  auto kept_nodes = [&] {
+    std::vector<char> keep(g.nodes.size(), 0);
+    for (NodeIdx n = 0; n < g.nodes.size(); ++n) keep[n] = alive(n);
+    return restrict_nodes(g, red, keep);
+  };
+  const std::vector<char> reach = kept_nodes().class_alive;
   auto is_base = [&](NodeIdx n) { return std::all_of(g.nodes[n].children.begin(), g.nodes[n].children.end(), given); };
   struct Candidate {
     double slack;
@@ -116,9 +93,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
   }
   // The blocks of what is left (the mandatory classes as before: the restricted problem's own
   // can only be more).
-  std::vector<char> keep(g.nodes.size(), 0);
-  for (NodeIdx n = 0; n < g.nodes.size(); ++n) keep[n] = alive(n);
-  const Blocks after = find_blocks(g, restrict_nodes(g, red, keep), req);
+  const Blocks after = find_blocks(g, kept_nodes(), req);
   for (const auto& b : after.classes) r.largest_block_after = std::max(r.largest_block_after, b.size());
   return r;
 }
