@@ -483,7 +483,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
   res.restricted_cost = rr.dag_cost;
   res.restricted_bound = rr.best_bound;
   // Every extraction of the restricted problem is one of the whole problem.
-  if (offer(g, p, rr.choice)) p.improved = true;
+  offer(g, p, rr.choice);
   if (std::isfinite(rr.best_bound)) p.raise(rr.best_bound - r.slack, "restriction");
   spdlog::debug("ilp: [{:.3f} s] restricted problem: {} {} bound {}; now {} bound {}", seconds_since(t0), rr.status,
                 rr.dag_cost, rr.best_bound, p.cost, p.bound);
@@ -845,7 +845,9 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     for (const auto& m : models) cycle_cuts += m->cycle_cuts();
   }
   std::pair<int64_t, int64_t> restricted_work{0, 0};  // its budget and its use
-  if (!p.closed() && status.empty() && opts.restriction && opts.reduce && left_s() > 0.0)
+  // (Only where the restricted problem can split: blocks need them and no order constraints.)
+  if (!p.closed() && status.empty() && opts.restriction && opts.reduce && opts.blocks && opts.requirement_rows &&
+      opts.order == OrderConstraints::None && left_s() > 0.0)
     restricted_work = restricted_search(g, red, opts, p, res, left_s(), t0);
   if (p.closed()) {
     status = "optimal";

@@ -89,6 +89,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
   }
   if (r.classes.empty() && r.dominated == 0) {
     r.graph = {};
+    r.replacement.clear();  // (map_to_restricted: nothing restricted)
     return r;
   }
   // The blocks of what is left (the mandatory classes as before: the restricted problem's own
