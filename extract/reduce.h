@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "extract/extract_graph.h"

@@ -32,7 +32,7 @@ struct Restriction {
   ExtractGraph graph;              ///< the e-graph with the restricted classes' other nodes filtered
   std::vector<ClassIdx> classes;   ///< the restricted classes
   double slack = 0.0;              ///< Σ δ_K over them
-  /// Per restricted class its cheapest base node (what map() puts there).
+  /// Per restricted class its cheapest base node (what map_to_restricted() puts there).
   std::vector<NodeIdx> base;
   /// Nodes filtered as dominated once mandatory classes count as given (no slack).
   size_t dominated = 0;
@@ -42,11 +42,11 @@ struct Restriction {
   size_t largest_block_before = 0, largest_block_after = 0;
 };
 
-/// Restricts the classes with the least slack, cheapest first, while the total stays within
-/// `max_slack` (and only classes that have another alive node besides their base nodes).
-/// Then filters, at no slack, every node n dominated by a node m of its class: cost(m) <=
+/// First filters, at no slack, every node n dominated by a node m of its class: cost(m) <=
 /// cost(n) and m's children that are neither mandatory nor free are among n's (the same
-/// swap). Needs requirements over `red` that were computed, and an acyclic class graph over
+/// swap). Then restricts the classes still reachable with the least slack first, while the
+/// total stays within `max_slack` (only classes that have another node besides their base
+/// nodes). Needs requirements over `red` that were computed, and an acyclic class graph over
 /// its alive nodes; returns nothing restricted or dominated where either fails.
 Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                    double max_slack);
