@@ -246,9 +246,9 @@ void PipelineReport::print(FILE* out) const {
                  static_cast<long long>(extraction.work_budget));
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
   if (extraction.method == "ilp" && extraction.restricted_classes > 0)
-    std::fprintf(out, "; restricted to base nodes in %zu classes (slack %.4f ms): %.4f, bound %.4f",
-                 extraction.restricted_classes, extraction.restriction_slack, extraction.restricted_cost,
-                 extraction.restricted_bound);
+    std::fprintf(out, "; restricted to base nodes in %zu classes: %.4f, bound %.4f - slack %.4f",
+                 extraction.restricted_classes, extraction.restricted_cost, extraction.restricted_bound,
+                 extraction.restriction_slack);
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");

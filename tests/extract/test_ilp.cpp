@@ -533,7 +533,6 @@ TEST(Ilp, BlocksProveInceptionV3WhereOneIlpDoesNot) {
   EXPECT_NEAR(split.dag_cost, 2.951939, 1e-6);
   EXPECT_EQ(extraction_problem(g, split.choice), "");
   opts.blocks = false;
-  opts.restriction = false;  // (one ILP alone; the restricted search gets to 2.95204)
   const ExtractResult whole = extract_ilp(g, opts);
   EXPECT_NE(whole.status, "optimal");
   EXPECT_GT(whole.dag_cost, split.dag_cost + 1e-4);
@@ -555,7 +554,6 @@ TEST(Ilp, TheCheaperStartBlockByBlockReachesInceptionV3sOptimum) {
   EXPECT_EQ(split.status, "optimal");
   EXPECT_LT(split.gap, 1e-6);
   opts.blocks = false;
-  opts.restriction = false;
   EXPECT_GT(extract_ilp(g, opts).dag_cost, split.dag_cost + 1e-3);
 }
 
