@@ -177,37 +177,32 @@ def shape_derived_pitfalls(path, kind):
       below S = 18: a Reshape target whose elements look like symbols and constants there)."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["Y0", "Y1", "Y2"][:2 if kind in ("min", "ceil", "regroup") else 3])
+    # Every kind: s = relu(x w1) + relu(x w2) (a rewrite), and len = S read from x's shape.
+    prologue = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
+                                     helper.make_node("Shape", ["x"], ["shp"]),
+                                     helper.make_node("Gather", ["shp", "one"], ["len"], axis=0)]
     if kind == "maxslice":
-        nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
-                                      helper.make_node("Shape", ["x"], ["shp"]),
-                                      helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
-                                      helper.make_node("Max", ["len", "fifty"], ["m"]),
-                                      helper.make_node("Sub", ["m", "c42"], ["st"]),
-                                      helper.make_node("Unsqueeze", ["st", "axes0"], ["st1"]),
-                                      helper.make_node("Slice", ["s", "st1", "c16", "two1"], ["y"])]
+        nodes = prologue + [helper.make_node("Max", ["len", "fifty"], ["m"]),
+                            helper.make_node("Sub", ["m", "c42"], ["st"]),
+                            helper.make_node("Unsqueeze", ["st", "axes0"], ["st1"]),
+                            helper.make_node("Slice", ["s", "st1", "c16", "two1"], ["y"])]
         save(nodes, [x], [y], [weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("fifty", 50),
                                i64("c42", 42), i64("axes0", [0]), i64("c16", [16]), i64("two1", [2])], path)
         return
     if kind == "chunk":
-        nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
-                                      helper.make_node("Shape", ["x"], ["shp"]),
-                                      helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
-                                      helper.make_node("Div", ["len", "c18"], ["q"]),
-                                      helper.make_node("Min", ["q", "one"], ["q1"]),
-                                      helper.make_node("Add", ["q1", "one"], ["k"]),
-                                      helper.make_node("Unsqueeze", ["k", "axes0"], ["k1"]),
-                                      helper.make_node("Concat", ["zero1", "minus1", "k1"], ["tgt"], axis=0),
-                                      helper.make_node("Reshape", ["s", "tgt"], ["sr"]),
-                                      helper.make_node("Softmax", ["sr"], ["p"], axis=-1),
-                                      helper.make_node("Reshape", ["p", "back"], ["y"])]
+        nodes = prologue + [helper.make_node("Div", ["len", "c18"], ["q"]),
+                            helper.make_node("Min", ["q", "one"], ["q1"]),
+                            helper.make_node("Add", ["q1", "one"], ["k"]),
+                            helper.make_node("Unsqueeze", ["k", "axes0"], ["k1"]),
+                            helper.make_node("Concat", ["zero1", "minus1", "k1"], ["tgt"], axis=0),
+                            helper.make_node("Reshape", ["s", "tgt"], ["sr"]),
+                            helper.make_node("Softmax", ["sr"], ["p"], axis=-1),
+                            helper.make_node("Reshape", ["p", "back"], ["y"])]
         save(nodes, [x], [y], [weight("w1", 16, 16), weight("w2", 16, 16), i64("one", 1), i64("c18", 18),
                                i64("axes0", [0]), i64("zero1", [0]), i64("minus1", [-1]),
                                i64("back", [0, -1, 16])], path)
         return
-    nodes = two_branches("rb") + [helper.make_node("Add", ["ra", "rb"], ["s"]),
-                                  helper.make_node("Shape", ["x"], ["shp"]),
-                                  helper.make_node("Gather", ["shp", "one"], ["len"], axis=0),
-                                  helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0)]
+    nodes = prologue + [helper.make_node("Gather", ["shp", "zero"], ["n"], axis=0)]
     inits = [weight("w1", 16, 16), weight("w2", 16, 16), i64("zero", 0), i64("one", 1), i64("two", 2),
              i64("four", 4), i64("seven", 7), i64("eight", 8), i64("sixteen", 16), i64("axes0", [0])]
     if kind in ("min", "ceil"):
