@@ -25,14 +25,14 @@ Restriction restrict_all(const ExtractGraph& g, double max_slack) {
 }
 
 // root = f(M, K); M (mandatory) = m(leaf); K = base(M) at 5, or alt(A) at 2 with A = a(leaf)
-// at `a_cost`. K's base node reads only M, so K restricts with slack 5 - 2 = 3.
-ExtractGraph base_or_alternative(double a_cost) {
+// at 1. K's base node reads only M, so K restricts with slack 5 - 2 = 3.
+ExtractGraph base_or_alternative() {
   ExtractGraph g;
   const ClassIdx root = g.add_class("root"), m = g.add_class("M"), k = g.add_class("K"), a = g.add_class("A"),
                  leaf = g.add_class("leaf");
   g.add_node(leaf, "leaf", {}, 1.0);
   g.add_node(m, "m", {leaf}, 1.0);
-  g.add_node(a, "a", {leaf}, a_cost);
+  g.add_node(a, "a", {leaf}, 1.0);
   g.add_node(k, "base", {m}, 5.0);
   g.add_node(k, "alt", {a}, 2.0);
   g.add_node(root, "f", {m, k}, 1.0);
@@ -41,9 +41,9 @@ ExtractGraph base_or_alternative(double a_cost) {
 }
 
 TEST(Restriction, RestrictsAClassToItsBaseNodeWithinTheSlack) {
-  // A costs 1: the alternative is the optimum (root 1 + M 1 + leaf 1 + alt 2 + A 1 = 6), the
-  // restricted one costs 8 = 6 + 2 (within the slack 3).
-  const ExtractGraph g = base_or_alternative(1.0);
+  // The alternative is the optimum (root 1 + M 1 + leaf 1 + alt 2 + A 1 = 6), the restricted
+  // one costs 8 = 6 + 2 (within the slack 3).
+  const ExtractGraph g = base_or_alternative();
   const Restriction none = restrict_all(g, 2.9);
   EXPECT_TRUE(none.classes.empty());
   const Restriction r = restrict_all(g, 3.0);
