@@ -689,8 +689,11 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
           for (size_t w = 0; w < r.words; ++w) row[w] |= kid[w];
         }
     }
-    // Entries: the part's classes read by a node outside it (any node that may be chosen
-    // there), and the roots.
+    // Entries: the part's classes read by a node outside it that may be chosen there (alive in
+    // the reduced problem; only a mandatory class of this part can have one, blocks.h), and the
+    // roots. Dead nodes are no readers: neither the whole problem's model nor another part's
+    // has a column for them (counting them made NasNet-A's restricted blocks need CBC, 15k work
+    // each, where their LP alone proves them, 2-3k).
     std::vector<char> entry(C, 0);
     for (ClassIdx c : g_.roots)
       if (r.dense[c] >= 0) entry[c] = 1;
@@ -698,6 +701,7 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
       if (col_of_node_[n] >= 0) continue;  // a column: inside the part
       const ClassIdx pc = g_.nodes[n].eclass;
       if (in_part(pc) && !red_.class_free[pc]) continue;  // a node of the part the model dropped
+      if (!red_.node_alive[n] || !red_.class_alive[pc]) continue;  // no extraction of the problem uses it
       for (ClassIdx k : g_.nodes[n].children)
         if (r.dense[k] >= 0) entry[k] = 1;
     }

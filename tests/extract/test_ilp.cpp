@@ -401,6 +401,21 @@ TEST(Ilp, ExclusiveReadersCloseConcatTreesSharingASubtree) {
   expect_lp_proof_by(testing::concat_tree_shapes(), 7.0, &IlpOptions::exclusive_readers);
 }
 
+// A node outside the block that no extraction can use (infinite cost) and that reads abc and
+// bcd makes them no entries of the block: the exclusive-reader row of bc still closes the LP
+// with blocks (counting dead readers as entries lost it: proof "cbc"; NasNet-A's restricted
+// blocks needed CBC, 15k work units each, where their LP alone proves them).
+TEST(Ilp, ExclusiveReadersIgnoreDeadReadersOutsideTheBlock) {
+  ExtractGraph g = testing::concat_tree_shapes();
+  auto named = [&](const std::string& name) {
+    for (ClassIdx c = 0; c < g.classes.size(); ++c)
+      if (class_name(g, c) == name) return c;
+    throw std::runtime_error("no class " + name);
+  };
+  g.add_node(named("out"), "dead", {named("abc"), named("bcd")}, std::numeric_limits<double>::infinity());
+  expect_lp_proof_by(g, 7.0, &IlpOptions::exclusive_readers);
+}
+
 // The deep odd cover closes the merged triangle whose merges are two levels below the
 // mandatory classes (tests/extract/builders.h); the direct odd cover does not fire there (the
 // test fails with the deep one switched off: proof "cbc").
