@@ -51,11 +51,14 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["work_budget"] = r.work_budget;
     j["work_used"] = r.work_used;
     j["blocks"] = r.blocks;
-    if (r.restricted_classes > 0)
-      j["restriction"] = {{"classes", r.restricted_classes},
+    j["twins"] = r.twin_parts;
+    if (r.restriction_rounds > 0)
+      j["restriction"] = {{"rounds", r.restriction_rounds},
+                          {"classes", r.restricted_classes},
                           {"slack", r.restriction_slack},
                           {"cost", r.restricted_cost},
-                          {"bound", r.restricted_bound}};
+                          {"bound", std::isfinite(r.restricted_bound) ? nlohmann::json(r.restricted_bound)
+                                                                       : nlohmann::json(nullptr)}};
   }
   return j;
 }

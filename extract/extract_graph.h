@@ -91,10 +91,13 @@ struct ExtractResult {
   size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
   size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used
   size_t blocks = 0;             ///< independent ILPs the problem split into (blocks.h); 0: not split
-  size_t restricted_classes = 0; ///< classes restricted to base nodes (restriction.h); 0: none
-  double restriction_slack = 0.0;  ///< the restriction's slack (its bound minus this bounds the optimum)
-  double restricted_cost = 0.0;    ///< the restricted problem's best extraction
-  double restricted_bound = 0.0;   ///< and its lower bound
+  // The search restricted to base nodes (restriction.h; ilp.cpp's restricted_search):
+  int restriction_rounds = 0;      ///< restricted problems solved (0: none)
+  size_t restricted_classes = 0;   ///< classes restricted in the last one
+  double restriction_slack = 0.0;  ///< and their slack (what their base nodes were lowered by, in all)
+  double restricted_cost = 0.0;    ///< the best extraction of the rounds, at its real cost
+  double restricted_bound = 0.0;   ///< the best bound of the rounds (one of the whole problem)
+  size_t twin_parts = 0;           ///< ILP parts solved as another's twin (twins.h)
 };
 
 /// Keeps only the classes reachable from the roots through chosen nodes; others become -1.

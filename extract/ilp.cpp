@@ -26,6 +26,7 @@
 #include "extract/local_search.h"
 #include "extract/reduce.h"
 #include "extract/restriction.h"
+#include "extract/twins.h"
 #include "extract/work_units.h"
 #include "support/enum_names.h"
 #include "support/stopwatch.h"
@@ -446,49 +447,80 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
 }
 
 // Where the search ended open: the problem restricted to base nodes (restriction.h), solved
-// with a budget of its own; its extraction where cheaper, its bound minus the slack.
-// Returns the work budget it had and the work it used.
+// with a budget of its own; its extraction where cheaper, its bound (of the whole problem:
+// restricted classes are lowered by their slack). Where its optimum pays a lowered cost, those
+// classes are left open and it is solved again (at most kRefinements rounds, while the
+// restriction still splits the problem). Returns the work budget it had and the work it used.
 std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts,
-                                              Progress& p, ExtractResult& res, double seconds_left,
+                                              Progress& p, ExtractResult& res, Clock::time_point hard_end,
                                               Clock::time_point t0) {
+  constexpr int kRefinements = 4;
   const Requirements req = requirements(g, red);
-  const Restriction r = restrict_to_base_nodes(g, red, req, opts.restriction_slack * p.cost);
-  // Only where it splits the problem: the largest block at least halves. Elsewhere the
-  // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
-  // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
-  // most 0.07%).
-  if (r.classes.empty() || 2 * r.largest_block_after > r.largest_block_before) {
-    spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
-                  seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
-    return {0, 0};
+  std::vector<char> keep_open(g.classes.size(), 0);
+  std::pair<int64_t, int64_t> work{0, 0};
+  for (int round = 0; round < kRefinements && !p.closed(); ++round) {
+    const double seconds_left = std::chrono::duration<double>(hard_end - Clock::now()).count();
+    if (seconds_left <= 0.0) break;
+    const Restriction r = restrict_to_base_nodes(g, red, req, opts.restriction_slack * p.cost, &keep_open);
+    // Only where it splits the problem: the largest block at least halves. Elsewhere the
+    // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
+    // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
+    // most 0.07%).
+    if (r.classes.empty() || 2 * r.largest_block_after > r.largest_block_before) {
+      spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
+                    seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
+      break;
+    }
+    IlpOptions o = opts;
+    o.restriction = false;
+    o.work = res.work_budget;
+    o.time_limit_s = seconds_left;
+    o.hints.clear();
+    // The incumbent made an extraction of the restricted problem (no dearer there).
+    if (Choice hint = map_to_restricted(g, red, r, p.incumbent); !hint.empty())
+      o.hints.push_back(std::move(hint));
+    else
+      spdlog::warn("ilp: the incumbent does not map onto the restricted problem (a broken invariant)");
+    spdlog::debug("ilp: [{:.3f} s] round {}: restricted {} classes to their base nodes, slack {}; {} more nodes "
+                  "dominated; largest block {} -> {} classes",
+                  seconds_since(t0), round, r.classes.size(), r.slack, r.dominated, r.largest_block_before,
+                  r.largest_block_after);
+    if (spdlog::should_log(spdlog::level::trace))
+      for (ClassIdx c : r.classes) spdlog::trace("ilp: restricted class {}", class_name(g, c));
+    const ExtractResult rr = extract_ilp(r.graph, o);
+    res.twin_parts += rr.twin_parts;
+    work.first += rr.work_budget;
+    work.second += rr.work_used;
+    // (The classes and slack of the last round; the best extraction, really priced, and the
+    // best bound of all rounds.)
+    res.restricted_classes = r.classes.size();
+    res.restriction_slack = r.slack;
+    const double real_cost = dag_cost(g, rr.choice);
+    res.restricted_cost = res.restriction_rounds == 0 ? real_cost : std::min(res.restricted_cost, real_cost);
+    res.restricted_bound = res.restriction_rounds == 0 ? rr.best_bound : std::max(res.restricted_bound, rr.best_bound);
+    ++res.restriction_rounds;
+    // Every extraction of the restricted problem is one of the whole problem (at its real
+    // cost), and every bound of it one of the whole problem.
+    offer(g, p, rr.choice);
+    // Its extraction priced really, where it paid a lowered cost, may gain from the other
+    // nodes of those classes: the local search on the whole problem.
+    if (opts.local_search) offer(g, p, opts.reduce ? map_to_reduced(g, red, improve_local(g, rr.choice).choice)
+                                                   : improve_local(g, rr.choice).choice);
+    if (std::isfinite(rr.best_bound)) p.raise(rr.best_bound, "restriction");
+    // The restricted classes where its extraction paid a lowered cost: left open next round.
+    size_t lowered = 0;
+    for (size_t i = 0; i < r.classes.size(); ++i)
+      if (r.delta[i] > 0.0 && rr.choice[r.classes[i]] >= 0) {
+        keep_open[r.classes[i]] = 1;
+        ++lowered;
+      }
+    spdlog::debug("ilp: [{:.3f} s] restricted problem: {} {} (really {}) bound {}, {} lowered classes used; now {} "
+                  "bound {}",
+                  seconds_since(t0), rr.status, rr.dag_cost, real_cost, rr.best_bound, lowered, p.cost,
+                  p.bound);
+    if (rr.status != "optimal" || lowered == 0) break;
   }
-  IlpOptions o = opts;
-  o.restriction = false;
-  o.work = res.work_budget;
-  o.time_limit_s = seconds_left;
-  o.hints.clear();
-  // The incumbent made an extraction of the restricted problem (at most the slack dearer).
-  if (Choice hint = map_to_restricted(g, red, r, p.incumbent); !hint.empty())
-    o.hints.push_back(std::move(hint));
-  else
-    spdlog::warn("ilp: the incumbent does not map onto the restricted problem (a broken invariant)");
-  spdlog::debug("ilp: [{:.3f} s] restricted {} classes to their base nodes, slack {}; {} more nodes dominated; "
-                "largest block {} -> {} classes",
-                seconds_since(t0), r.classes.size(), r.slack, r.dominated, r.largest_block_before,
-                r.largest_block_after);
-  if (spdlog::should_log(spdlog::level::trace))
-    for (ClassIdx c : r.classes) spdlog::trace("ilp: restricted class {}", class_name(g, c));
-  const ExtractResult rr = extract_ilp(r.graph, o);
-  res.restricted_classes = r.classes.size();
-  res.restriction_slack = r.slack;
-  res.restricted_cost = rr.dag_cost;
-  res.restricted_bound = rr.best_bound;
-  // Every extraction of the restricted problem is one of the whole problem.
-  offer(g, p, rr.choice);
-  if (std::isfinite(rr.best_bound)) p.raise(rr.best_bound - r.slack, "restriction");
-  spdlog::debug("ilp: [{:.3f} s] restricted problem: {} {} bound {}; now {} bound {}", seconds_since(t0), rr.status,
-                rr.dag_cost, rr.best_bound, p.cost, p.bound);
-  return {rr.work_budget, rr.work_used};
+  return work;
 }
 
 // Part by part the cheaper of two valid extractions (the parts are independent, blocks.h);
@@ -641,6 +673,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     std::vector<size_t> order(num_parts);
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return part_cols[a] < part_cols[b]; });
+    // Parts that are the same problem as one before them (twins.h): no LP or CBC of their own;
+    // they take their representative's bound and extraction (sync_twins below).
+    const std::vector<std::optional<TwinMap>> twins =
+        split && opts.twins ? find_twins(g, ilp_red, req, masks, order)
+                            : std::vector<std::optional<TwinMap>>(num_parts);
+    const auto is_twin = [&](size_t i) { return twins[i].has_value(); };
 
     // Phase 5a: every part's model and LP, on as many threads as the machine has. An LP needs
     // nothing but its model; its limit is all the work left, and phase 5b below decides in
@@ -705,7 +743,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                                 part_floor[i] >= cost - 1e-12 * std::abs(cost);
             }
             if (!opts.parallel_lps) continue;
-            if (floor_closed[i]) {
+            if (floor_closed[i] || is_twin(i)) {
               {
                 std::lock_guard lock(mu);
                 done[k] = 1;
@@ -764,6 +802,10 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                                       blocks.count(), singles.size(), num_parts, largest,
                                       std::count(floor_closed.begin(), floor_closed.end(), 1))
                         : std::string());
+    res.twin_parts = static_cast<size_t>(
+        std::count_if(twins.begin(), twins.end(), [](const auto& t) { return t.has_value(); }));
+    if (res.twin_parts > 0)
+      spdlog::debug("ilp: [{:.3f} s] {} parts are twins of another (twins.h)", seconds_since(t0), res.twin_parts);
     if (spdlog::should_log(spdlog::level::trace))
       for (size_t i = 0; i < num_parts; ++i)
         spdlog::trace("ilp: part {}: {} columns, landmark floor {}, incumbent {}", i, part_cols[i], part_floor[i],
@@ -786,7 +828,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     for (size_t k = 0; k < order.size(); ++k) {
       if (p.closed()) break;
       const size_t i = order[k];
-      if (floor_closed[i]) continue;
+      if (floor_closed[i] || is_twin(i)) continue;
       if (runs[i].ran && (runs[i].exact || runs[i].work + runs[i].margin <= work_left)) {
         work_left -= runs[i].work;
         take_lp(g, opts, parts[i], p, runs[i], t0);
@@ -797,7 +839,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                       seconds_since(t0), k, work_left);
       for (; k < order.size() && !p.closed(); ++k) {
         const size_t j = order[k];
-        if (floor_closed[j]) continue;
+        if (floor_closed[j] || is_twin(j)) continue;
         if (runs[j].ran) {
           models[j] = make_model(j);
           parts[j].model = models[j].get();
@@ -813,6 +855,19 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       for (const Part& part : parts) sum += part.best_bound();
       return sum;
     };
+    // A twin's bound is its representative's; its classes chosen as the representative's are,
+    // where that makes its part cheaper (the same problem: the same cost once both are solved).
+    auto sync_twins = [&] {
+      for (size_t i = 0; i < num_parts; ++i) {
+        if (!is_twin(i)) continue;
+        const TwinMap& t = *twins[i];
+        parts[i].bound = std::max(parts[i].bound, parts[t.rep].best_bound());
+        const Choice c = copy_from_rep(g, t, p.incumbent);
+        if (!c.empty() && part_cost(g, *parts[i].model, c) < part_cost(g, *parts[i].model, p.incumbent))
+          offer(g, p, c);
+      }
+    };
+    sync_twins();
     if (!p.closed()) p.raise_restricted(total_bound(), "lp");
     if (p.closed()) guided_stop = true;
     if (guided.valid() && !p.closed()) {
@@ -826,15 +881,17 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         p.improved = improved;
       }
     }
+    sync_twins();
 
     // CBC on the open parts, again smallest first.
     bool failed = false;
     for (size_t i : order) {
       if (p.closed() || failed) break;
       Part& part = parts[i];
-      if (part.closed(opts, g, p.incumbent)) continue;
+      if (is_twin(i) || part.closed(opts, g, p.incumbent)) continue;
       const Open why = solve_cbc(g, red, opts, part, p, work_left, stall_work, hard_end, t0);
       res.ilp_rounds += part.rounds;
+      sync_twins();
       if (why == Open::Failed) {
         failed = true;
         status = p.improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
@@ -849,7 +906,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // (Only where the restricted problem can split: blocks need them and no order constraints.)
   if (!p.closed() && status.empty() && opts.restriction && opts.reduce && opts.blocks && opts.requirement_rows &&
       opts.order == OrderConstraints::None && left_s() > 0.0)
-    restricted_work = restricted_search(g, red, opts, p, res, left_s(), t0);
+    restricted_work = restricted_search(g, red, opts, p, res, hard_end, t0);
   if (p.closed()) {
     status = "optimal";
   } else if (status.empty()) {

@@ -89,6 +89,9 @@ struct IlpOptions {
   /// class graph is acyclic: one small LP and CBC run per block, the bound their sum. Off
   /// only for experiments (one ILP over everything).
   bool blocks = true;
+  /// Blocks that are the same problem as another (twins.h: repeated cells) take its LP, CBC
+  /// run, bound and extraction instead of their own. Off only for experiments.
+  bool twins = true;
   /// Build the parts' models and solve their LPs in parallel (where concurrent_start allows
   /// more than one thread), each within all the work left, then take them in order as if one
   /// had run after the other; off: one after the other. The result is the same either way

@@ -11,7 +11,7 @@
 namespace tensat::extract {
 
 Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
-                                   double max_slack) {
+                                   double max_slack, const std::vector<char>* keep_open) {
   Restriction r;
   // The acyclicity the swap argument needs, and computed requirements: find_blocks checks
   // both (no blocks when either fails).
@@ -58,7 +58,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
   };
   std::vector<Candidate> cands;
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
-    if (!reach[c] || red.class_free[c]) continue;
+    if (!reach[c] || red.class_free[c] || (keep_open && (*keep_open)[c])) continue;
     double base_cost = kInf, other_cost = kInf;
     int64_t base = -1;
     for (NodeIdx n : g.classes[c].nodes) {
@@ -83,9 +83,15 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
     r.slack += cand.slack;
     r.classes.push_back(cand.c);
     r.base.push_back(cand.base);
-    // Only the base nodes stay (the restricted problem is reduced again from scratch).
-    for (NodeIdx n : g.classes[cand.c].nodes)
-      if (!(alive(n) && is_base(n))) r.graph.nodes[n].filtered = true;
+    r.delta.push_back(cand.slack);
+    // Only the base nodes stay (the restricted problem is reduced again from scratch), each
+    // lowered by the slack: the cheapest then costs min(cheapest base, cheapest other).
+    for (NodeIdx n : g.classes[cand.c].nodes) {
+      if (!(alive(n) && is_base(n)))
+        r.graph.nodes[n].filtered = true;
+      else
+        r.graph.nodes[n].cost = std::max(0.0, g.nodes[n].cost - cand.slack);
+    }
   }
   if (r.classes.empty() && r.dominated == 0) {
     r.graph = {};

@@ -64,10 +64,12 @@ struct PipelineReport {
     double gap = 0, dag_cost = 0;
     int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
     size_t blocks = 0;                       ///< ILP: independent blocks it split into (extract/blocks.h)
-    size_t restricted_classes = 0;           ///< ILP: classes of the restricted search (extract/restriction.h)
-    double restriction_slack = 0.0;          ///< and its slack
-    double restricted_cost = 0.0;            ///< its best extraction
-    double restricted_bound = 0.0;           ///< and its bound
+    size_t twin_parts = 0;                   ///< ILP: blocks solved as another's twin (extract/twins.h)
+    int restriction_rounds = 0;              ///< ILP: rounds of the restricted search (extract/restriction.h)
+    size_t restricted_classes = 0;           ///< the last round's restricted classes
+    double restriction_slack = 0.0;          ///< and their slack
+    double restricted_cost = 0.0;            ///< its best extraction (real cost)
+    double restricted_bound = 0.0;           ///< and its best bound (of the whole problem)
     double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
   } extraction;
   VerifyResult verify;

@@ -86,11 +86,15 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["work_budget"] = extraction.work_budget;
     j["extraction"]["work_used"] = extraction.work_used;
     j["extraction"]["blocks"] = extraction.blocks;
-    if (extraction.restricted_classes > 0)
-      j["extraction"]["restriction"] = {{"classes", extraction.restricted_classes},
-                                        {"slack", extraction.restriction_slack},
-                                        {"cost", extraction.restricted_cost},
-                                        {"bound", extraction.restricted_bound}};
+    j["extraction"]["twins"] = extraction.twin_parts;
+    if (extraction.restriction_rounds > 0)
+      j["extraction"]["restriction"] = {
+          {"rounds", extraction.restriction_rounds},
+          {"classes", extraction.restricted_classes},
+          {"slack", extraction.restriction_slack},
+          {"cost", extraction.restricted_cost},
+          {"bound", std::isfinite(extraction.restricted_bound) ? nlohmann::json(extraction.restricted_bound)
+                                                               : nlohmann::json(nullptr)}};
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
   if (verify_ran) {
@@ -245,10 +249,12 @@ void PipelineReport::print(FILE* out) const {
     std::fprintf(out, ", work %lld of %lld", static_cast<long long>(extraction.work_used),
                  static_cast<long long>(extraction.work_budget));
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
-  if (extraction.method == "ilp" && extraction.restricted_classes > 0)
-    std::fprintf(out, "; restricted to base nodes in %zu classes: %.4f, bound %.4f - slack %.4f",
-                 extraction.restricted_classes, extraction.restricted_cost, extraction.restricted_bound,
-                 extraction.restriction_slack);
+  if (extraction.method == "ilp" && extraction.twin_parts > 0)
+    std::fprintf(out, ", %zu solved as twins", extraction.twin_parts);
+  if (extraction.method == "ilp" && extraction.restriction_rounds > 0)
+    std::fprintf(out, "; restricted search (%d round%s, %zu classes restricted to base nodes): %.4f, bound %.4f",
+                 extraction.restriction_rounds, extraction.restriction_rounds == 1 ? "" : "s",
+                 extraction.restricted_classes, extraction.restricted_cost, extraction.restricted_bound);
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-exclusive-readers", no_exclusive, "no exclusive-reader rows in the LP rounds (extract/separation.cpp)");
   app.add_flag("--serial-lps", serial_lps, "the parts' LPs one after the other, not in parallel (the same result)");
   app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
+  bool no_twins = false;
+  app.add_flag("--no-twins", no_twins, "every block solved on its own, also where another is the same problem (extract/twins.h)");
   bool no_restriction = false;
   double restriction_slack = ex::IlpOptions{}.restriction_slack;
   app.add_flag("--no-restriction", no_restriction,
@@ -77,6 +79,7 @@ int main(int argc, char** argv) {
     opts.ilp.work = work;
     opts.ilp.landmarks = !no_landmarks;
     opts.ilp.blocks = !no_blocks;
+    opts.ilp.twins = !no_twins;
     opts.ilp.restriction = !no_restriction;
     opts.ilp.restriction_slack = restriction_slack;
     opts.ilp.parallel_lps = !serial_lps;
