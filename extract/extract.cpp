@@ -54,6 +54,7 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["twins"] = r.twin_parts;
     if (r.restriction_rounds > 0)
       j["restriction"] = {{"rounds", r.restriction_rounds},
+                          {"twins", r.restricted_twins},
                           {"classes", r.restricted_classes},
                           {"slack", r.restriction_slack},
                           {"cost", r.restricted_cost},

@@ -97,7 +97,8 @@ struct ExtractResult {
   double restriction_slack = 0.0;  ///< and their slack (what their base nodes were lowered by, in all)
   double restricted_cost = 0.0;    ///< the best extraction of the rounds, at its real cost
   double restricted_bound = 0.0;   ///< the best bound of the rounds (one of the whole problem)
-  size_t twin_parts = 0;           ///< ILP parts solved as another's twin (twins.h)
+  size_t restricted_twins = 0;     ///< blocks taken from a twin in the rounds, summed
+  size_t twin_parts = 0;           ///< ILP blocks (of this search) taken from a twin (twins.h)
 };
 
 /// Keeps only the classes reachable from the roots through chosen nodes; others become -1.

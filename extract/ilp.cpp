@@ -488,7 +488,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
     if (spdlog::should_log(spdlog::level::trace))
       for (ClassIdx c : r.classes) spdlog::trace("ilp: restricted class {}", class_name(g, c));
     const ExtractResult rr = extract_ilp(r.graph, o);
-    res.twin_parts += rr.twin_parts;
+    res.restricted_twins += rr.twin_parts;
     work.first += rr.work_budget;
     work.second += rr.work_used;
     // (The classes and slack of the last round; the best extraction, really priced, and the
@@ -862,8 +862,12 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         if (!is_twin(i)) continue;
         const TwinMap& t = *twins[i];
         parts[i].bound = std::max(parts[i].bound, parts[t.rep].best_bound());
-        const Choice c = copy_from_rep(g, t, p.incumbent);
-        if (!c.empty() && part_cost(g, *parts[i].model, c) < part_cost(g, *parts[i].model, p.incumbent))
+        const Choice c = copy_from_rep(g, ilp_red, t, p.incumbent);
+        if (c.empty() || !(part_cost(g, *parts[i].model, c) < part_cost(g, *parts[i].model, p.incumbent))) continue;
+        if (const std::string why = extraction_problem(g, c); !why.empty())
+          spdlog::warn("ilp: a twin's copy of its representative's choice is no extraction ({}; a broken invariant)",
+                       why);
+        else
           offer(g, p, c);
       }
     };

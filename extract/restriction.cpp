@@ -55,6 +55,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
     double slack;
     ClassIdx c;
     NodeIdx base;
+    double other;  // the cheapest other node's cost
   };
   std::vector<Candidate> cands;
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
@@ -74,7 +75,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
       }
     }
     if (base < 0 || !std::isfinite(other_cost)) continue;
-    cands.push_back({std::max(0.0, base_cost - other_cost), c, static_cast<NodeIdx>(base)});
+    cands.push_back({std::max(0.0, base_cost - other_cost), c, static_cast<NodeIdx>(base), other_cost});
   }
   std::sort(cands.begin(), cands.end(),
             [](const Candidate& a, const Candidate& b) { return std::tie(a.slack, a.c) < std::tie(b.slack, b.c); });
@@ -85,10 +86,13 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
     r.base.push_back(cand.base);
     r.delta.push_back(cand.slack);
     // Only the base nodes stay (the restricted problem is reduced again from scratch), each
-    // lowered by the slack: the cheapest then costs min(cheapest base, cheapest other).
+    // lowered by the slack: the cheapest then costs min(cheapest base, cheapest other) (taken
+    // as that minimum, not as base - (base - other), which can round one ulp above it).
     for (NodeIdx n : g.classes[cand.c].nodes) {
       if (!(alive(n) && is_base(n)))
         r.graph.nodes[n].filtered = true;
+      else if (n == cand.base)
+        r.graph.nodes[n].cost = std::min(g.nodes[n].cost, cand.other);
       else
         r.graph.nodes[n].cost = std::max(0.0, g.nodes[n].cost - cand.slack);
     }

@@ -39,6 +39,56 @@ using NodeKey = std::pair<uint64_t, std::vector<int64_t>>;
 
 }  // namespace
 
+std::optional<TwinMap> check_twin(const ExtractGraph& g, const Reduction& red, const Requirements& req,
+                                  const std::vector<int>& part_of, size_t r, const std::vector<ClassIdx>& rep_classes,
+                                  size_t t, const std::vector<ClassIdx>& classes) {
+  if (rep_classes.size() != classes.size()) return std::nullopt;
+  auto alive_nodes = [&](ClassIdx c) {
+    std::vector<NodeIdx> ns;
+    for (NodeIdx n : g.classes[c].nodes)
+      if (red.node_alive[n]) ns.push_back(n);
+    return ns;
+  };
+  std::map<ClassIdx, int64_t> image;  // the rep's class -> the twin's
+  for (size_t i = 0; i < rep_classes.size(); ++i) {
+    if (part_of[rep_classes[i]] != static_cast<int>(r) || part_of[classes[i]] != static_cast<int>(t))
+      return std::nullopt;
+    image[rep_classes[i]] = static_cast<int64_t>(classes[i]);
+  }
+  TwinMap map;
+  map.rep = r;
+  std::vector<std::pair<NodeKey, NodeIdx>> ka, kb;
+  for (size_t i = 0; i < rep_classes.size(); ++i) {
+    const ClassIdx ca = rep_classes[i], cb = classes[i];
+    if (req.mandatory[ca] != req.mandatory[cb]) return std::nullopt;
+    ka.clear();
+    kb.clear();
+    for (NodeIdx n : alive_nodes(ca)) {
+      std::vector<int64_t> kids;
+      for (ClassIdx k : g.child_classes(n)) kids.push_back(part_of[k] == static_cast<int>(r) ? image.at(k) : -1);
+      std::sort(kids.begin(), kids.end());
+      ka.push_back({{bits_of(g.nodes[n].cost), std::move(kids)}, n});
+    }
+    for (NodeIdx n : alive_nodes(cb)) {
+      std::vector<int64_t> kids;
+      for (ClassIdx k : g.child_classes(n))
+        kids.push_back(part_of[k] == static_cast<int>(t) ? static_cast<int64_t>(k) : -1);
+      std::sort(kids.begin(), kids.end());
+      kb.push_back({{bits_of(g.nodes[n].cost), std::move(kids)}, n});
+    }
+    if (ka.size() != kb.size()) return std::nullopt;
+    std::sort(ka.begin(), ka.end());
+    std::sort(kb.begin(), kb.end());
+    for (size_t j = 0; j < ka.size(); ++j) {
+      if (ka[j].first != kb[j].first) return std::nullopt;
+      map.nodes.emplace_back(ka[j].second, kb[j].second);
+    }
+    map.classes.emplace_back(ca, cb);
+  }
+  std::sort(map.nodes.begin(), map.nodes.end());
+  return map;
+}
+
 std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                                const std::vector<std::vector<char>>& masks,
                                                const std::vector<size_t>& order) {
@@ -126,62 +176,13 @@ std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Redu
     v.signature = h;
   }
 
-  // The exact check of the proposed bijection (classes paired in their order) of part t onto
-  // part r; fills the map where it holds.
-  std::vector<int64_t> image(C, -1);
-  auto check = [&](size_t r, size_t t, TwinMap& map) {
-    const View &a = views[r], &b = views[t];
-    if (a.classes.size() != b.classes.size() || a.columns != b.columns) return false;
-    for (size_t i = 0; i < a.classes.size(); ++i) image[a.classes[i]] = static_cast<int64_t>(b.classes[i]);
-    bool ok = true;
-    std::vector<std::pair<NodeKey, NodeIdx>> ka, kb;
-    for (size_t i = 0; ok && i < a.classes.size(); ++i) {
-      const ClassIdx ca = a.classes[i], cb = b.classes[i];
-      if (label[ca] != label[cb] || req.mandatory[ca] != req.mandatory[cb]) {
-        ok = false;
-        break;
-      }
-      ka.clear();
-      kb.clear();
-      for (NodeIdx n : alive_nodes(ca)) {
-        std::vector<int64_t> kids;
-        for (ClassIdx k : g.child_classes(n)) kids.push_back(part_of[k] == static_cast<int>(r) ? image[k] : -1);
-        std::sort(kids.begin(), kids.end());
-        ka.push_back({{bits_of(g.nodes[n].cost), std::move(kids)}, n});
-      }
-      for (NodeIdx n : alive_nodes(cb)) {
-        std::vector<int64_t> kids;
-        for (ClassIdx k : g.child_classes(n))
-          kids.push_back(part_of[k] == static_cast<int>(t) ? static_cast<int64_t>(k) : -1);
-        std::sort(kids.begin(), kids.end());
-        kb.push_back({{bits_of(g.nodes[n].cost), std::move(kids)}, n});
-      }
-      if (ka.size() != kb.size()) {
-        ok = false;
-        break;
-      }
-      std::sort(ka.begin(), ka.end());
-      std::sort(kb.begin(), kb.end());
-      for (size_t j = 0; ok && j < ka.size(); ++j) {
-        ok = ka[j].first == kb[j].first;
-        if (ok) map.nodes.emplace_back(ka[j].second, kb[j].second);
-      }
-      if (ok) map.classes.emplace_back(ca, cb);
-    }
-    for (ClassIdx c : a.classes) image[c] = -1;
-    if (!ok) return false;
-    std::sort(map.nodes.begin(), map.nodes.end());
-    map.rep = r;
-    return true;
-  };
-
   std::map<uint64_t, std::vector<size_t>> reps;  // signature -> the representatives so far
   for (size_t i : order) {
     if (i >= P || views[i].classes.empty()) continue;
     std::vector<size_t>& group = reps[views[i].signature];
     for (size_t r : group) {
-      TwinMap map;
-      if (check(r, i, map)) {
+      if (views[r].classes.size() != views[i].classes.size() || views[r].columns != views[i].columns) continue;
+      if (auto map = check_twin(g, red, req, part_of, r, views[r].classes, i, views[i].classes)) {
         twins[i] = std::move(map);
         break;
       }
@@ -191,7 +192,7 @@ std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Redu
   return twins;
 }
 
-Choice copy_from_rep(const ExtractGraph& g, const TwinMap& t, const Choice& choice) {
+Choice copy_from_rep(const ExtractGraph& g, const Reduction& red, const TwinMap& t, const Choice& choice) {
   Choice c = choice;
   for (const auto& [a, b] : t.classes) c[b] = -1;
   for (const auto& [a, b] : t.classes) {
@@ -201,6 +202,8 @@ Choice copy_from_rep(const ExtractGraph& g, const TwinMap& t, const Choice& choi
     if (it == t.nodes.end() || it->first != static_cast<NodeIdx>(n)) return {};  // not a candidate node of the rep
     c[b] = static_cast<int64_t>(it->second);
   }
+  for (ClassIdx k = 0; k < c.size(); ++k)
+    if (c[k] < 0 && red.class_free[k]) c[k] = red.free_node[k];
   return prune_to_roots(g, c);
 }
 

@@ -7,7 +7,8 @@
 // classes and between their nodes that keeps all of that (costs bit for bit) have the same
 // optimum, and an extraction of one maps onto the other at the same cost. The rows the ILP
 // adds (landmarks, separated cuts) are valid inequalities of a part's problem, so a bound of
-// one part's ILP bounds the other's optimum. Repeated cells give such parts: NasNet-A's
+// one part's ILP bounds the other's optimum (an extraction's copy needs the free classes its
+// nodes read filled in, copy_from_rep()). Repeated cells give such parts: NasNet-A's
 // restricted problem (restriction.h) has 12 normal-cell blocks of 209 columns in 3 groups.
 //
 // The bijection is proposed by hashing (bottom-up over the acyclic class graph, then once
@@ -34,14 +35,25 @@ struct TwinMap {
 /// Per part (`masks`: per part, per class whether it belongs to it), its map onto a part
 /// before it in `order` that is the same problem (itself a representative, never a twin), or
 /// nothing. Needs the requirements over `red` (their mandatory classes) and an acyclic class
-/// graph over the alive nodes (find_blocks() checks both); a part with a cycle gets no twin.
+/// graph over the alive nodes (find_blocks() checks both; with a cycle there are no twins).
 std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                                const std::vector<std::vector<char>>& masks,
                                                const std::vector<size_t>& order);
 
+/// The exact check: whether part t (its classes `classes`) is the same problem as part r (its
+/// classes `rep_classes`), the classes paired in order (`part_of`: per class its part, or -1:
+/// outside every part, given). Every pair must agree on being mandatory, and the alive nodes of
+/// each pair must pair up with the same cost bits and children that correspond (a child in the
+/// part by the pairing, one outside on both sides). The map where it holds.
+std::optional<TwinMap> check_twin(const ExtractGraph& g, const Reduction& red, const Requirements& req,
+                                  const std::vector<int>& part_of, size_t r, const std::vector<ClassIdx>& rep_classes,
+                                  size_t t, const std::vector<ClassIdx>& classes);
+
 /// `choice` with the twin's classes chosen as the rep's classes are in `choice` (the twin's
-/// classes the rep does not use left unchosen), pruned to what the roots reach. The part
-/// costs what the rep's part costs; the caller checks the whole (offer()).
-Choice copy_from_rep(const ExtractGraph& g, const TwinMap& t, const Choice& choice);
+/// classes the rep does not use left unchosen), the free classes it left unchosen filled with
+/// their free node (a copied node may read a weight the twin did not read before), pruned to
+/// what the roots reach. The part costs what the rep's part costs. Empty where the rep's part
+/// uses a node that is no candidate (the caller checks the whole, offer()).
+Choice copy_from_rep(const ExtractGraph& g, const Reduction& red, const TwinMap& t, const Choice& choice);
 
 }  // namespace tensat::extract

@@ -310,6 +310,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.work_used = ex.work_used;
   rep.extraction.blocks = ex.blocks;
   rep.extraction.twin_parts = ex.twin_parts;
+  rep.extraction.restricted_twins = ex.restricted_twins;
   rep.extraction.restriction_rounds = ex.restriction_rounds;
   rep.extraction.restricted_classes = ex.restricted_classes;
   rep.extraction.restriction_slack = ex.restriction_slack;

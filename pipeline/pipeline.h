@@ -64,7 +64,8 @@ struct PipelineReport {
     double gap = 0, dag_cost = 0;
     int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
     size_t blocks = 0;                       ///< ILP: independent blocks it split into (extract/blocks.h)
-    size_t twin_parts = 0;                   ///< ILP: blocks solved as another's twin (extract/twins.h)
+    size_t twin_parts = 0;                   ///< ILP: blocks taken from a twin (extract/twins.h)
+    size_t restricted_twins = 0;             ///< the same in the restricted search's rounds
     int restriction_rounds = 0;              ///< ILP: rounds of the restricted search (extract/restriction.h)
     size_t restricted_classes = 0;           ///< the last round's restricted classes
     double restriction_slack = 0.0;          ///< and their slack

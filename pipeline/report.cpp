@@ -90,6 +90,7 @@ nlohmann::json PipelineReport::to_json() const {
     if (extraction.restriction_rounds > 0)
       j["extraction"]["restriction"] = {
           {"rounds", extraction.restriction_rounds},
+          {"twins", extraction.restricted_twins},
           {"classes", extraction.restricted_classes},
           {"slack", extraction.restriction_slack},
           {"cost", extraction.restricted_cost},
@@ -250,11 +251,13 @@ void PipelineReport::print(FILE* out) const {
                  static_cast<long long>(extraction.work_budget));
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
   if (extraction.method == "ilp" && extraction.twin_parts > 0)
-    std::fprintf(out, ", %zu solved as twins", extraction.twin_parts);
-  if (extraction.method == "ilp" && extraction.restriction_rounds > 0)
-    std::fprintf(out, "; restricted search (%d round%s, %zu classes restricted to base nodes): %.4f, bound %.4f",
+    std::fprintf(out, " (%zu taken from a twin)", extraction.twin_parts);
+  if (extraction.method == "ilp" && extraction.restriction_rounds > 0) {
+    std::fprintf(out, "; restricted search (%d round%s, %zu classes restricted to base nodes, %zu blocks taken from a twin): %.4f",
                  extraction.restriction_rounds, extraction.restriction_rounds == 1 ? "" : "s",
-                 extraction.restricted_classes, extraction.restricted_cost, extraction.restricted_bound);
+                 extraction.restricted_classes, extraction.restricted_twins, extraction.restricted_cost);
+    if (std::isfinite(extraction.restricted_bound)) std::fprintf(out, ", bound %.4f", extraction.restricted_bound);
+  }
   if (!std::isnan(extraction.seed_cost))
     std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
   std::fprintf(out, "\n");

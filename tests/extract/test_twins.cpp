@@ -22,9 +22,22 @@ namespace {
 
 enum class Change { None, Cost, Child };
 
+// Every matmul of the nodes from `first` on also reads a weight of its own: a free class (one
+// zero-cost leaf), as a network's weights and their concatenations are.
+void add_weights(ExtractGraph& g, size_t first) {
+  const size_t end = g.nodes.size();
+  for (size_t n = first; n < end; ++n) {
+    if (g.nodes[n].op != "matmul") continue;
+    const ClassIdx w = g.add_class("W" + std::to_string(n));
+    g.add_node(w, "Weight", {}, 0.0);
+    g.nodes[n].children.push_back(w);
+  }
+}
+
 // `modules` merge_modules in a chain, each drawn from the same seed (the same costs), so every
 // module's block is the same problem; module 1 changed after it is built where `change` says:
-// its first gate's matmul costs more, or its last ewadd reads a gate instead of its second child.
+// its first gate's matmul costs more, or its last ewadd reads a gate instead of its second
+// child. Every matmul reads a weight of its own (add_weights).
 ExtractGraph twin_chain(uint32_t seed, int modules, int gates, Change change = Change::None,
                         ClassIdx* changed = nullptr) {
   ExtractGraph g;
@@ -34,20 +47,22 @@ ExtractGraph twin_chain(uint32_t seed, int modules, int gates, Change change = C
     std::mt19937 rng(seed);
     const size_t first = g.nodes.size();
     out = testing::merge_module(g, rng, out, gates, "m" + std::to_string(m) + ".");
-    if (m != 1) continue;
-    ENode& n = change == Change::Cost ? g.nodes[first + 2] : g.nodes.back();
-    if (change == Change::Cost) n.cost += 0.05;
-    if (change == Change::Child) {  // another gate of the module (below it: still acyclic)
-      for (const char* gate : {"m1.G0", "m1.G1", "m1.G2"}) {
-        ClassIdx k = 0;
-        while (class_name(g, k) != gate) ++k;
-        if (k != n.children[0] && k != n.children[1]) {
-          n.children[1] = k;
-          break;
+    if (m == 1 && change != Change::None) {
+      ENode& n = change == Change::Cost ? g.nodes[first + 2] : g.nodes.back();
+      if (change == Change::Cost) n.cost += 0.05;
+      if (change == Change::Child) {  // another gate of the module (below it: still acyclic)
+        for (const char* gate : {"m1.G0", "m1.G1", "m1.G2"}) {
+          ClassIdx k = 0;
+          while (class_name(g, k) != gate) ++k;
+          if (k != n.children[0] && k != n.children[1]) {
+            n.children[1] = k;
+            break;
+          }
         }
       }
+      if (changed) *changed = n.eclass;
     }
-    if (changed) *changed = n.eclass;
+    add_weights(g, first);
   }
   g.roots = {out};
   return g;
@@ -163,6 +178,61 @@ TEST(Twins, AChangedCostOrChildMakesNoTwin) {
   EXPECT_GE(in_part, 30);  // (the changed class is in a part of more than one class)
 }
 
+// The exact check alone, under the pairing a found twin had: it holds as found, and fails once
+// a node of the twin costs more, reads another class of its part, or a class's mandatory flag
+// differs (the hashes, which would reject these first, are not involved).
+TEST(Twins, TheExactCheckRejectsAChangedCostChildOrFlagUnderTheSamePairing) {
+  int checked = 0;
+  for (uint32_t seed = 0; seed < 20; ++seed) {
+    const ExtractGraph g = twin_chain(seed, 3, 3);
+    const Split s = split(g);
+    const auto twins = find_twins(g, s.red, s.req, s.masks, s.order);
+    std::vector<int> part_of(g.classes.size(), -1);
+    for (size_t i = 0; i < s.masks.size(); ++i)
+      for (ClassIdx c = 0; c < g.classes.size(); ++c)
+        if (s.masks[i][c] && s.red.class_alive[c] && !s.red.class_free[c]) part_of[c] = static_cast<int>(i);
+    for (size_t i = 0; i < twins.size(); ++i) {
+      if (!twins[i] || twins[i]->classes.size() < 2) continue;
+      const size_t r = twins[i]->rep;
+      std::vector<ClassIdx> a, b;
+      for (const auto& [x, y] : twins[i]->classes) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+      ASSERT_TRUE(check_twin(g, s.red, s.req, part_of, r, a, i, b)) << seed;
+      // A node of the twin (one with a child in its part) costs more, or reads another class.
+      NodeIdx node = 0;
+      ClassIdx kid = 0;
+      bool found = false;
+      for (ClassIdx c : b)
+        for (NodeIdx n : g.classes[c].nodes)
+          for (ClassIdx k : g.child_classes(n))
+            if (!found && s.red.node_alive[n] && part_of[k] == static_cast<int>(i)) {
+              node = n;
+              kid = k;
+              found = true;
+            }
+      ASSERT_TRUE(found) << seed;
+      ExtractGraph dearer = g;
+      dearer.nodes[node].cost += 0.01;
+      EXPECT_FALSE(check_twin(dearer, s.red, s.req, part_of, r, a, i, b)) << seed;
+      const std::vector<ClassIdx> kids = g.child_classes(node);
+      for (ClassIdx other : b) {
+        if (other == g.nodes[node].eclass || std::find(kids.begin(), kids.end(), other) != kids.end()) continue;
+        ExtractGraph rewired = g;
+        std::replace(rewired.nodes[node].children.begin(), rewired.nodes[node].children.end(), kid, other);
+        EXPECT_FALSE(check_twin(rewired, s.red, s.req, part_of, r, a, i, b)) << seed;
+        break;
+      }
+      Requirements flipped = s.req;
+      flipped.mandatory[b[0]] = !flipped.mandatory[b[0]];
+      EXPECT_FALSE(check_twin(g, s.red, flipped, part_of, r, a, i, b)) << seed;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 20);
+}
+
 // The ILP with twins: the brute-force optimum, proven, the same as without them; with a budget
 // too small to prove, a bound that never exceeds the optimum and a valid extraction.
 TEST(Twins, IlpWithTwinsFindsTheOptimumAndKeepsAValidBound) {
@@ -178,6 +248,13 @@ TEST(Twins, IlpWithTwinsFindsTheOptimumAndKeepsAValidBound) {
     EXPECT_EQ(a.status, "optimal") << seed;
     EXPECT_NEAR(a.dag_cost, best, 1e-9) << seed;
     EXPECT_NEAR(b.dag_cost, best, 1e-9) << seed;
+    // From a poor start (greedy DAG without the local search) the twins must take their
+    // representatives' better choices, weights included (their free classes, not in the start).
+    opts.twins = true;
+    opts.local_search = false;
+    const ExtractResult e = extract_ilp(g, opts);
+    EXPECT_EQ(e.status, "optimal") << seed;
+    EXPECT_NEAR(e.dag_cost, best, 1e-9) << seed;
     EXPECT_EQ(b.twin_parts, 0u);
     with_twins += a.twin_parts > 0 ? 1 : 0;
     // The LPs only (no CBC round), from a poor start (no local search): the twins' bounds are
