@@ -90,7 +90,7 @@ struct ExtractResult {
   double lm_cut_bound = 0.0;     ///< LM-cut's lower bound (ILP), NaN when not computed
   size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
   size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used
-  size_t blocks = 0;             ///< independent ILPs the problem split into (blocks.h); 0: not split
+  size_t blocks = 0;             ///< independent blocks the problem split into, one-class ones included (blocks.h); 0: not split
   // The search restricted to base nodes (restriction.h; ilp.cpp's restricted_search):
   int restriction_rounds = 0;      ///< restricted problems solved (0: none)
   size_t restricted_classes = 0;   ///< classes restricted in the last one

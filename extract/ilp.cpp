@@ -857,6 +857,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     };
     // A twin's bound is its representative's; its classes chosen as the representative's are,
     // where that makes its part cheaper (the same problem: the same cost once both are solved).
+    std::vector<char> warned(num_parts, 0);
     auto sync_twins = [&] {
       for (size_t i = 0; i < num_parts; ++i) {
         if (!is_twin(i)) continue;
@@ -864,11 +865,13 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         parts[i].bound = std::max(parts[i].bound, parts[t.rep].best_bound());
         const Choice c = copy_from_rep(g, ilp_red, t, p.incumbent);
         if (c.empty() || !(part_cost(g, *parts[i].model, c) < part_cost(g, *parts[i].model, p.incumbent))) continue;
-        if (const std::string why = extraction_problem(g, c); !why.empty())
+        if (const std::string why = extraction_problem(g, c); why.empty()) {
+          offer(g, p, c);
+        } else if (!warned[i]) {
+          warned[i] = 1;
           spdlog::warn("ilp: a twin's copy of its representative's choice is no extraction ({}; a broken invariant)",
                        why);
-        else
-          offer(g, p, c);
+        }
       }
     };
     sync_twins();

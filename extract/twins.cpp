@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tensat::extract {
@@ -49,12 +50,19 @@ std::optional<TwinMap> check_twin(const ExtractGraph& g, const Reduction& red, c
       if (red.node_alive[n]) ns.push_back(n);
     return ns;
   };
+  // A bijection between all the classes of the two parts.
+  const auto in_r = static_cast<size_t>(std::count(part_of.begin(), part_of.end(), static_cast<int>(r)));
+  const auto in_t = static_cast<size_t>(std::count(part_of.begin(), part_of.end(), static_cast<int>(t)));
+  if (r == t || in_r != rep_classes.size() || in_t != classes.size()) return std::nullopt;
   std::map<ClassIdx, int64_t> image;  // the rep's class -> the twin's
+  std::set<ClassIdx> images;
   for (size_t i = 0; i < rep_classes.size(); ++i) {
     if (part_of[rep_classes[i]] != static_cast<int>(r) || part_of[classes[i]] != static_cast<int>(t))
       return std::nullopt;
     image[rep_classes[i]] = static_cast<int64_t>(classes[i]);
+    images.insert(classes[i]);
   }
+  if (image.size() != rep_classes.size() || images.size() != classes.size()) return std::nullopt;
   TwinMap map;
   map.rep = r;
   std::vector<std::pair<NodeKey, NodeIdx>> ka, kb;
@@ -65,7 +73,15 @@ std::optional<TwinMap> check_twin(const ExtractGraph& g, const Reduction& red, c
     kb.clear();
     for (NodeIdx n : alive_nodes(ca)) {
       std::vector<int64_t> kids;
-      for (ClassIdx k : g.child_classes(n)) kids.push_back(part_of[k] == static_cast<int>(r) ? image.at(k) : -1);
+      for (ClassIdx k : g.child_classes(n)) {
+        if (part_of[k] != static_cast<int>(r)) {
+          kids.push_back(-1);
+          continue;
+        }
+        const auto it = image.find(k);
+        if (it == image.end()) return std::nullopt;  // a class of the part left out of the pairing
+        kids.push_back(it->second);
+      }
       std::sort(kids.begin(), kids.end());
       ka.push_back({{bits_of(g.nodes[n].cost), std::move(kids)}, n});
     }

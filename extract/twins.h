@@ -5,10 +5,10 @@
 // candidate nodes (alive in the reduced problem) with their costs and child classes, the
 // classes outside the part being given (blocks.h). Two parts with a bijection between their
 // classes and between their nodes that keeps all of that (costs bit for bit) have the same
-// optimum, and an extraction of one maps onto the other at the same cost. The rows the ILP
-// adds (landmarks, separated cuts) are valid inequalities of a part's problem, so a bound of
-// one part's ILP bounds the other's optimum (an extraction's copy needs the free classes its
-// nodes read filled in, copy_from_rep()). Repeated cells give such parts: NasNet-A's
+// optimum, and an extraction of one maps onto the other at the same cost (the copy needs the
+// free classes its nodes read filled in, copy_from_rep()). The rows the ILP adds (landmarks,
+// separated cuts) are valid inequalities of a part's problem, so a bound of one part's ILP
+// bounds the other's optimum. Repeated cells give such parts: NasNet-A's
 // restricted problem (restriction.h) has 12 normal-cell blocks of 209 columns in 3 groups.
 //
 // The bijection is proposed by hashing (bottom-up over the acyclic class graph, then once
@@ -41,7 +41,7 @@ std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Redu
                                                const std::vector<size_t>& order);
 
 /// The exact check: whether part t (its classes `classes`) is the same problem as part r (its
-/// classes `rep_classes`), the classes paired in order (`part_of`: per class its part, or -1:
+/// classes `rep_classes`; both lists all of the part's classes, each once), the classes paired in order (`part_of`: per class its part, or -1:
 /// outside every part, given). Every pair must agree on being mandatory, and the alive nodes of
 /// each pair must pair up with the same cost bits and children that correspond (a child in the
 /// part by the pairing, one outside on both sides). The map where it holds.

@@ -251,11 +251,15 @@ void PipelineReport::print(FILE* out) const {
                  static_cast<long long>(extraction.work_budget));
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
   if (extraction.method == "ilp" && extraction.twin_parts > 0)
-    std::fprintf(out, " (%zu taken from a twin)", extraction.twin_parts);
+    std::fprintf(out, " (%zu solved as twins of another)", extraction.twin_parts);
   if (extraction.method == "ilp" && extraction.restriction_rounds > 0) {
-    std::fprintf(out, "; restricted search (%d round%s, %zu classes restricted to base nodes, %zu blocks taken from a twin): %.4f",
+    std::fprintf(out, "; restricted search: %d round%s (the last with %zu classes restricted to base nodes)",
                  extraction.restriction_rounds, extraction.restriction_rounds == 1 ? "" : "s",
-                 extraction.restricted_classes, extraction.restricted_twins, extraction.restricted_cost);
+                 extraction.restricted_classes);
+    if (extraction.restricted_twins > 0)
+      std::fprintf(out, ", %zu block%s solved as twins of another", extraction.restricted_twins,
+                   extraction.restricted_twins == 1 ? "" : "s");
+    std::fprintf(out, ", best %.4f", extraction.restricted_cost);
     if (std::isfinite(extraction.restricted_bound)) std::fprintf(out, ", bound %.4f", extraction.restricted_bound);
   }
   if (!std::isnan(extraction.seed_cost))

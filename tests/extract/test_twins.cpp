@@ -180,9 +180,10 @@ TEST(Twins, AChangedCostOrChildMakesNoTwin) {
 
 // The exact check alone, under the pairing a found twin had: it holds as found, and fails once
 // a node of the twin costs more, reads another class of its part, or a class's mandatory flag
-// differs (the hashes, which would reject these first, are not involved).
+// differs (the hashes, which would reject these first, are not involved), and for a pairing
+// that is no bijection between all the classes.
 TEST(Twins, TheExactCheckRejectsAChangedCostChildOrFlagUnderTheSamePairing) {
-  int checked = 0;
+  int checked = 0, rewired_cases = 0;
   for (uint32_t seed = 0; seed < 20; ++seed) {
     const ExtractGraph g = twin_chain(seed, 3, 3);
     const Split s = split(g);
@@ -200,6 +201,13 @@ TEST(Twins, TheExactCheckRejectsAChangedCostChildOrFlagUnderTheSamePairing) {
         b.push_back(y);
       }
       ASSERT_TRUE(check_twin(g, s.red, s.req, part_of, r, a, i, b)) << seed;
+      // Not a bijection between all the classes: no map (and no exception).
+      EXPECT_FALSE(check_twin(g, s.red, s.req, part_of, r, std::vector<ClassIdx>(a.begin() + 1, a.end()), i,
+                              std::vector<ClassIdx>(b.begin() + 1, b.end())))
+          << seed;
+      std::vector<ClassIdx> twice = b;
+      twice[1] = twice[0];
+      EXPECT_FALSE(check_twin(g, s.red, s.req, part_of, r, a, i, twice)) << seed;
       // A node of the twin (one with a child in its part) costs more, or reads another class.
       NodeIdx node = 0;
       ClassIdx kid = 0;
@@ -222,6 +230,7 @@ TEST(Twins, TheExactCheckRejectsAChangedCostChildOrFlagUnderTheSamePairing) {
         ExtractGraph rewired = g;
         std::replace(rewired.nodes[node].children.begin(), rewired.nodes[node].children.end(), kid, other);
         EXPECT_FALSE(check_twin(rewired, s.red, s.req, part_of, r, a, i, b)) << seed;
+        ++rewired_cases;
         break;
       }
       Requirements flipped = s.req;
@@ -231,12 +240,13 @@ TEST(Twins, TheExactCheckRejectsAChangedCostChildOrFlagUnderTheSamePairing) {
     }
   }
   EXPECT_GE(checked, 20);
+  EXPECT_GE(rewired_cases, 20);
 }
 
 // The ILP with twins: the brute-force optimum, proven, the same as without them; with a budget
 // too small to prove, a bound that never exceeds the optimum and a valid extraction.
 TEST(Twins, IlpWithTwinsFindsTheOptimumAndKeepsAValidBound) {
-  int with_twins = 0, lp_open = 0;
+  int with_twins = 0, lp_open = 0, poor_start_twins = 0;
   for (uint32_t seed = 0; seed < 40; ++seed) {
     const ExtractGraph g = twin_chain(seed, 2, 3);
     const double best = testing::brute_force_optimum(g);
@@ -253,8 +263,10 @@ TEST(Twins, IlpWithTwinsFindsTheOptimumAndKeepsAValidBound) {
     opts.twins = true;
     opts.local_search = false;
     const ExtractResult e = extract_ilp(g, opts);
+    EXPECT_EQ(extraction_problem(g, e.choice), "") << seed;
     EXPECT_EQ(e.status, "optimal") << seed;
     EXPECT_NEAR(e.dag_cost, best, 1e-9) << seed;
+    poor_start_twins += e.twin_parts > 0 ? 1 : 0;
     EXPECT_EQ(b.twin_parts, 0u);
     with_twins += a.twin_parts > 0 ? 1 : 0;
     // The LPs only (no CBC round), from a poor start (no local search): the twins' bounds are
@@ -285,6 +297,7 @@ TEST(Twins, IlpWithTwinsFindsTheOptimumAndKeepsAValidBound) {
     }
   }
   EXPECT_GE(with_twins, 25);
+  EXPECT_GE(poor_start_twins, 25);
   EXPECT_GE(lp_open, 1);  // (cases where the twins' bounds are LP bounds below the cost)
 }
 
