@@ -52,16 +52,19 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["work_used"] = r.work_used;
     j["blocks"] = r.blocks;
     j["twins"] = r.twin_parts;
-    if (r.restriction_rounds > 0)
-      j["restriction"] = {{"rounds", r.restriction_rounds},
-                          {"twins", r.restricted_twins},
-                          {"classes", r.restricted_classes},
-                          {"slack", r.restriction_slack},
-                          {"cost", r.restricted_cost},
-                          {"bound", std::isfinite(r.restricted_bound) ? nlohmann::json(r.restricted_bound)
-                                                                       : nlohmann::json(nullptr)}};
+    if (r.restriction_rounds > 0) j["restriction"] = restriction_json(r);
   }
   return j;
+}
+
+nlohmann::json restriction_json(const ExtractResult& r) {
+  if (r.restriction_rounds == 0) return nullptr;
+  return {{"rounds", r.restriction_rounds},
+          {"twins", r.restricted_twins},
+          {"classes", r.restricted_classes},
+          {"slack", r.restriction_slack},
+          {"cost", r.restricted_cost},
+          {"bound", std::isfinite(r.restricted_bound) ? nlohmann::json(r.restricted_bound) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace tensat::extract

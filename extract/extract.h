@@ -37,4 +37,9 @@ ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts);
 /// cbc; empty otherwise) and "work_budget", "work_used".
 nlohmann::json summary_json(const ExtractResult& r);
 
+/// The restricted search's figures (ilp.cpp's restricted_search, restriction.h): {"rounds",
+/// "twins", "classes", "slack", "cost", "bound" (null when not finite)}; null where it did not
+/// run. summary_json's "restriction", and the pipeline report's.
+nlohmann::json restriction_json(const ExtractResult& r);
+
 }  // namespace tensat::extract

@@ -313,9 +313,9 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.extraction.restricted_twins = ex.restricted_twins;
   rep.extraction.restriction_rounds = ex.restriction_rounds;
   rep.extraction.restricted_classes = ex.restricted_classes;
-  rep.extraction.restriction_slack = ex.restriction_slack;
   rep.extraction.restricted_cost = ex.restricted_cost;
   rep.extraction.restricted_bound = ex.restricted_bound;
+  rep.extraction.restriction = extract::restriction_json(ex);
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

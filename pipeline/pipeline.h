@@ -68,9 +68,9 @@ struct PipelineReport {
     size_t restricted_twins = 0;             ///< the same in the restricted search's rounds
     int restriction_rounds = 0;              ///< ILP: rounds of the restricted search (extract/restriction.h)
     size_t restricted_classes = 0;           ///< the last round's restricted classes
-    double restriction_slack = 0.0;          ///< and their slack
     double restricted_cost = 0.0;            ///< its best extraction (real cost)
     double restricted_bound = 0.0;           ///< and its best bound (of the whole problem)
+    nlohmann::json restriction;              ///< all of it as the report's JSON (extract::restriction_json)
     double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
   } extraction;
   VerifyResult verify;

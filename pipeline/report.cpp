@@ -87,15 +87,7 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["work_used"] = extraction.work_used;
     j["extraction"]["blocks"] = extraction.blocks;
     j["extraction"]["twins"] = extraction.twin_parts;
-    if (extraction.restriction_rounds > 0)
-      j["extraction"]["restriction"] = {
-          {"rounds", extraction.restriction_rounds},
-          {"twins", extraction.restricted_twins},
-          {"classes", extraction.restricted_classes},
-          {"slack", extraction.restriction_slack},
-          {"cost", extraction.restricted_cost},
-          {"bound", std::isfinite(extraction.restricted_bound) ? nlohmann::json(extraction.restricted_bound)
-                                                               : nlohmann::json(nullptr)}};
+    if (!extraction.restriction.is_null()) j["extraction"]["restriction"] = extraction.restriction;
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
   if (verify_ran) {
