@@ -25,7 +25,8 @@
 #include "extract/lm_cut.h"
 #include "extract/local_search.h"
 #include "extract/reduce.h"
-#include "extract/restriction.h"
+#include "extract/ilp_progress.h"
+#include "extract/restricted_search.h"
 #include "extract/twins.h"
 #include "extract/work_units.h"
 #include "support/enum_names.h"
@@ -80,31 +81,6 @@ Choice repair(const ExtractGraph& g, const Choice& cyclic) {
   return greedy_tree_choice(g, costs);
 }
 
-// The incumbent and what is known about the optimum below it.
-struct Progress {
-  Progress(const IlpOptions& o, Choice start) : opts(o), incumbent(std::move(start)) {}
-
-  const IlpOptions& opts;
-  Choice incumbent;
-  double cost = kInf;
-  double bound = -kInf;    // a lower bound on the optimum
-  std::string bound_by;    // what proved `bound`
-  // Once nodes were eliminated, bounds of the restricted problem hold only below this cap
-  // (every extraction that uses an eliminated node costs at least the cap).
-  double cap = kInf;
-  bool improved = false;
-
-  bool closed() const {
-    return bound >= cost * (1.0 - opts.optimality_tolerance) || bound >= cost - 1e-12 * std::abs(cost);
-  }
-  void raise(double b, const char* who) {
-    if (!(b > bound)) return;
-    bound = b;
-    bound_by = who;
-  }
-  // A bound of the restricted problem (after elimination).
-  void raise_restricted(double b, const char* who) { raise(std::min(cap, b), who); }
-};
 
 // A second start, guided by the bound (phase 4): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
@@ -314,16 +290,6 @@ struct Part {
   }
 };
 
-// Makes `choice` the incumbent where it is a valid extraction cheaper than it.
-bool offer(const ExtractGraph& g, Progress& p, const Choice& choice) {
-  if (!extraction_problem(g, choice).empty()) return false;
-  const double cost = dag_cost(g, choice);
-  if (!(cost < p.cost)) return false;
-  p.improved = true;
-  p.incumbent = choice;
-  p.cost = cost;
-  return true;
-}
 
 // Phase 5a for one part: its LP with the cutting-plane rounds (IlpModel::separate), within
 // `limit` work units. It needs nothing but the model, so the parts' LPs run in parallel; what
@@ -444,83 +410,6 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
     }
   }
   return why;
-}
-
-// Where the search ended open: the problem restricted to base nodes (restriction.h), solved
-// with a budget of its own; its extraction where cheaper, its bound (of the whole problem:
-// restricted classes are lowered by their slack). Where its optimum pays a lowered cost, those
-// classes are left open and it is solved again (at most kRefinements rounds, while the
-// restriction still splits the problem). Returns the work budget it had and the work it used.
-std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts,
-                                              Progress& p, ExtractResult& res, Clock::time_point hard_end,
-                                              Clock::time_point t0) {
-  constexpr int kRefinements = 4;
-  const Requirements req = requirements(g, red);
-  std::vector<char> keep_open(g.classes.size(), 0);
-  std::pair<int64_t, int64_t> work{0, 0};
-  for (int round = 0; round < kRefinements && !p.closed(); ++round) {
-    const double seconds_left = std::chrono::duration<double>(hard_end - Clock::now()).count();
-    if (seconds_left <= 0.0) break;
-    const Restriction r = restrict_to_base_nodes(g, red, req, opts.restriction_slack * p.cost, &keep_open);
-    // Only where it splits the problem: the largest block at least halves. Elsewhere the
-    // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
-    // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
-    // most 0.07%).
-    if (r.classes.empty() || 2 * r.largest_block_after > r.largest_block_before) {
-      spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
-                    seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
-      break;
-    }
-    IlpOptions o = opts;
-    o.restriction = false;
-    o.work = res.work_budget;
-    o.time_limit_s = seconds_left;
-    o.hints.clear();
-    // The incumbent made an extraction of the restricted problem (no dearer there).
-    if (Choice hint = map_to_restricted(g, red, r, p.incumbent); !hint.empty())
-      o.hints.push_back(std::move(hint));
-    else
-      spdlog::warn("ilp: the incumbent does not map onto the restricted problem (a broken invariant)");
-    spdlog::debug("ilp: [{:.3f} s] round {}: restricted {} classes to their base nodes, slack {}; {} more nodes "
-                  "dominated; largest block {} -> {} classes",
-                  seconds_since(t0), round, r.classes.size(), r.slack, r.dominated, r.largest_block_before,
-                  r.largest_block_after);
-    if (spdlog::should_log(spdlog::level::trace))
-      for (ClassIdx c : r.classes) spdlog::trace("ilp: restricted class {}", class_name(g, c));
-    const ExtractResult rr = extract_ilp(r.graph, o);
-    res.restricted_twins += rr.twin_parts;
-    work.first += rr.work_budget;
-    work.second += rr.work_used;
-    // (The classes and slack of the last round; the best extraction, really priced, and the
-    // best bound of all rounds.)
-    res.restricted_classes = r.classes.size();
-    res.restriction_slack = r.slack;
-    const double real_cost = dag_cost(g, rr.choice);
-    res.restricted_cost = res.restriction_rounds == 0 ? real_cost : std::min(res.restricted_cost, real_cost);
-    res.restricted_bound = res.restriction_rounds == 0 ? rr.best_bound : std::max(res.restricted_bound, rr.best_bound);
-    ++res.restriction_rounds;
-    // Every extraction of the restricted problem is one of the whole problem (at its real
-    // cost), and every bound of it one of the whole problem.
-    offer(g, p, rr.choice);
-    // Its extraction priced really, where it paid a lowered cost, may gain from the other
-    // nodes of those classes: the local search on the whole problem.
-    if (opts.local_search) offer(g, p, opts.reduce ? map_to_reduced(g, red, improve_local(g, rr.choice).choice)
-                                                   : improve_local(g, rr.choice).choice);
-    if (std::isfinite(rr.best_bound)) p.raise(rr.best_bound, "restriction");
-    // The restricted classes where its extraction paid a lowered cost: left open next round.
-    size_t lowered = 0;
-    for (size_t i = 0; i < r.classes.size(); ++i)
-      if (r.delta[i] > 0.0 && rr.choice[r.classes[i]] >= 0) {
-        keep_open[r.classes[i]] = 1;
-        ++lowered;
-      }
-    spdlog::debug("ilp: [{:.3f} s] restricted problem: {} {} (really {}) bound {}, {} lowered classes used; now {} "
-                  "bound {}",
-                  seconds_since(t0), rr.status, rr.dag_cost, real_cost, rr.best_bound, lowered, p.cost,
-                  p.bound);
-    if (rr.status != "optimal" || lowered == 0) break;
-  }
-  return work;
 }
 
 // Part by part the cheaper of two valid extractions (the parts are independent, blocks.h);

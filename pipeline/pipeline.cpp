@@ -302,20 +302,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   extract::ExtractResult ex = extract::extract(view.graph, eo);
   ir::Graph best = choice_to_graph(eg, root, view, ex.choice);
   rep.times["extract"] = t.seconds();
-  rep.extraction.method = ex.method;
-  rep.extraction.status = ex.status;
-  rep.extraction.gap = ex.gap;
-  rep.extraction.dag_cost = ex.dag_cost;
-  rep.extraction.work_budget = ex.work_budget;
-  rep.extraction.work_used = ex.work_used;
-  rep.extraction.blocks = ex.blocks;
-  rep.extraction.twin_parts = ex.twin_parts;
-  rep.extraction.restricted_twins = ex.restricted_twins;
-  rep.extraction.restriction_rounds = ex.restriction_rounds;
-  rep.extraction.restricted_classes = ex.restricted_classes;
-  rep.extraction.restricted_cost = ex.restricted_cost;
-  rep.extraction.restricted_bound = ex.restricted_bound;
-  rep.extraction.restriction = extract::restriction_json(ex);
+  static_cast<extract::ExtractResult&>(rep.extraction) = ex;
+  rep.extraction.choice.clear();  // (the report keeps the figures; the choice is `best`)
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

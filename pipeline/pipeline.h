@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "extract/extract_graph.h"
 #include "gpu_cost/cost_model.h"
 #include "pipeline/costing.h"
 #include "pipeline/measure.h"
@@ -59,18 +60,8 @@ struct PipelineReport {
     std::string stop_reason;
     size_t rules = 0;
   } egraph;
-  struct {
-    std::string method, status;
-    double gap = 0, dag_cost = 0;
-    int64_t work_budget = 0, work_used = 0;  ///< ILP (extract/ilp.h)
-    size_t blocks = 0;                       ///< ILP: independent blocks it split into (extract/blocks.h)
-    size_t twin_parts = 0;                   ///< ILP: blocks taken from a twin (extract/twins.h)
-    size_t restricted_twins = 0;             ///< the same in the restricted search's rounds
-    int restriction_rounds = 0;              ///< ILP: rounds of the restricted search (extract/restriction.h)
-    size_t restricted_classes = 0;           ///< the last round's restricted classes
-    double restricted_cost = 0.0;            ///< its best extraction (real cost)
-    double restricted_bound = 0.0;           ///< and its best bound (of the whole problem)
-    nlohmann::json restriction;              ///< all of it as the report's JSON (extract::restriction_json)
+  /// The extraction's figures (extract::ExtractResult without its choice), and the seed's.
+  struct Extraction : extract::ExtractResult {
     double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
   } extraction;
   VerifyResult verify;

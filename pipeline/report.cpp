@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "extract/extract.h"
 #include "pipeline/pipeline.h"
 
 namespace tensat {
@@ -87,7 +88,7 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["work_used"] = extraction.work_used;
     j["extraction"]["blocks"] = extraction.blocks;
     j["extraction"]["twins"] = extraction.twin_parts;
-    if (!extraction.restriction.is_null()) j["extraction"]["restriction"] = extraction.restriction;
+    if (extraction.restriction_rounds > 0) j["extraction"]["restriction"] = extract::restriction_json(extraction);
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
   if (verify_ran) {
