@@ -746,10 +746,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     };
     // A twin's bound is its representative's; its classes chosen as the representative's are,
     // where that makes its part cheaper (the same problem: the same cost once both are solved).
+    // All twins, or (after a CBC run) those of one representative.
     std::vector<char> warned(num_parts, 0);
-    auto sync_twins = [&] {
+    auto sync_twins = [&](std::optional<size_t> of_rep = std::nullopt) {
       for (size_t i = 0; i < num_parts; ++i) {
-        if (!is_twin(i)) continue;
+        if (!is_twin(i) || (of_rep && twins[i]->rep != *of_rep)) continue;
         const TwinMap& t = *twins[i];
         parts[i].bound = std::max(parts[i].bound, parts[t.rep].best_bound());
         const Choice c = copy_from_rep(g, ilp_red, t, p.incumbent);
@@ -787,7 +788,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       if (is_twin(i) || part.closed(opts, g, p.incumbent)) continue;
       const Open why = solve_cbc(g, red, opts, part, p, work_left, stall_work, hard_end, t0);
       res.ilp_rounds += part.rounds;
-      sync_twins();
+      sync_twins(i);
       if (why == Open::Failed) {
         failed = true;
         status = p.improved ? "ilp-failed-best-found" : "ilp-failed-greedy";
