@@ -52,6 +52,7 @@ nlohmann::json summary_json(const ExtractResult& r) {
     j["work_used"] = r.work_used;
     j["blocks"] = r.blocks;
     j["twins"] = r.twin_parts;
+    j["swapped"] = r.swapped;
     if (r.restriction_rounds > 0) j["restriction"] = restriction_json(r);
   }
   return j;

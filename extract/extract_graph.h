@@ -89,6 +89,7 @@ struct ExtractResult {
   int64_t work_used = 0;         ///< the part of it used
   double lm_cut_bound = 0.0;     ///< LM-cut's lower bound (ILP), NaN when not computed
   size_t eliminated = 0;         ///< nodes the bound eliminated before the ILP
+  size_t swapped = 0;            ///< nodes the swaps left out before the blocks (restriction.h)
   size_t landmarks = 0;          ///< landmarks found (LM-cut), before those the ILP used
   size_t blocks = 0;             ///< independent blocks the problem split into, one-class ones included (blocks.h); 0: not split
   // The search restricted to base nodes (restriction.h; ilp.cpp's restricted_search):

@@ -140,6 +140,14 @@ struct IlpOptions {
   /// 3.734403 with gap 0.049, 0.24 -> 0.64 s.
   bool restriction = true;
   double restriction_slack = 0.02;
+  /// Before the blocks, the swaps (restriction.h, find_swaps): nodes that an optimal
+  /// extraction can give up for a node of their class that reads only mandatory and free
+  /// classes at no loss (dominated once mandatory classes count as given, or costing at least
+  /// that node with what only they need) are left out where that at least halves the largest
+  /// block; the optimum is the same. Where the LPs then need more than the budget, they get
+  /// the restricted search's as well (and it does not run). With blocks and requirement rows,
+  /// no order constraints. Off only for experiments.
+  bool swaps = true;
 };
 
 /// The work budget extract_ilp() uses for a graph (IlpOptions::work and its defaults).

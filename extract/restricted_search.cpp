@@ -32,7 +32,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
     // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
     // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
     // most 0.07%).
-    if (r.classes.empty() || 2 * r.largest_block_after > r.largest_block_before) {
+    if ((r.classes.empty() && r.dominated + r.swapped == 0) || 2 * r.largest_block_after > r.largest_block_before) {
       spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
                     seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
       break;
@@ -47,10 +47,10 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
       o.hints.push_back(std::move(hint));
     else
       spdlog::warn("ilp: the incumbent does not map onto the restricted problem (a broken invariant)");
-    spdlog::debug("ilp: [{:.3f} s] round {}: restricted {} classes to their base nodes, slack {}; {} more nodes "
-                  "dominated; largest block {} -> {} classes",
-                  seconds_since(t0), round, r.classes.size(), r.slack, r.dominated, r.largest_block_before,
-                  r.largest_block_after);
+    spdlog::debug("ilp: [{:.3f} s] round {}: restricted {} classes to their base nodes, slack {}; swaps: {} nodes "
+                  "dominated, {} swapped for a base node; largest block {} -> {} classes",
+                  seconds_since(t0), round, r.classes.size(), r.slack, r.dominated, r.swapped,
+                  r.largest_block_before, r.largest_block_after);
     if (spdlog::should_log(spdlog::level::trace))
       for (ClassIdx c : r.classes) spdlog::trace("ilp: restricted class {}", class_name(g, c));
     const ExtractResult rr = extract_ilp(r.graph, o);

@@ -1,4 +1,4 @@
-// The ILP run's step 7 (extract/README.md, "Restriction"): where the search ended open, the
+// The ILP run's step 7 (extract/README.md, "Swaps and restriction"): where the search ended open, the
 // problem restricted to base nodes and lowered by their slack (restriction.h), solved again.
 #pragma once
 

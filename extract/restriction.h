@@ -1,21 +1,35 @@
 // Restriction to base nodes: a smaller problem whose optimum bounds the whole one from both
-// sides (extract/README.md, "Restriction").
+// sides (extract/README.md, "Swaps and restriction").
 //
 // A *base node* of a class reads only mandatory classes (used by every acyclic extraction,
-// Requirements::mandatory, over the reduced problem) and free classes. Restricting a class K to
-// its base nodes removes its other nodes; its slack is δ_K = max(0, cheapest base node −
-// cheapest other node), over the nodes left after the dominance below. In the restricted
-// problem R every base node of a restricted class is also *lowered* by δ_K (its cheapest then
-// costs min(cheapest base, cheapest other node of K)). Then:
+// Requirements::mandatory, over the reduced problem) and free classes. Swapping the node of a
+// class K for a base node b adds nothing else to an extraction, and it drops what only that
+// node needed: the *credit* of a node n of K is its cost plus, for each child class of n that
+// no extraction reaches once K reads only given classes (its readers are all K or such
+// classes, grown from K: the "drop set"), that class's *exclusive cost* (the least cost of one
+// of its nodes plus, for each child class whose one reader it is, that class's exclusive
+// cost). Whatever S pays for those classes is gone after the swap, so the swap saves at least
+// credit(n) − cost(b). (Two swapped classes never claim the same class: a class that reads
+// one in another's drop set is in that drop set too, so it is gone, not swapped.)
+//
+//   * *Swaps* (find_swaps): a node dominated once mandatory classes count as given
+//     (dominators()), and a node whose credit is at least the cost of its class's cheapest
+//     base node, can go with no loss: an optimal extraction that uses them, swapped, costs no
+//     more. This is a reduction: the problem without them has the same optimum. The ILP run
+//     (ilp.cpp) applies it before its blocks where it at least halves the largest block.
+//   * *Restriction* to base nodes of a class K removes its other nodes; its slack is
+//     δ_K = max(0, cheapest base node − least credit of the others), over the nodes left after
+//     the swaps. In the restricted problem R every base node of a restricted class is also
+//     *lowered* by δ_K (its cheapest then costs min(cheapest base, least other credit)). Then:
 //
 //   * every extraction of R is one of the whole problem, costing what it costs in R plus δ_K
 //     for each restricted class it uses: R's best, so priced, is an upper bound;
-//   * OPT(R) ≤ OPT: take an optimal extraction S of the reduced problem, mapped by the
-//     dominance (no dearer), and replace the node of every restricted class by its cheapest
-//     base node. Its children are mandatory (S uses them already) or free (a free class S does
-//     not use comes in at cost 0; its free node reads only free classes), so only the node
-//     changes, and its lowered cost is at most the cost of whatever node S had there; classes
-//     no longer read drop out. On an acyclic class graph (required) the new edges close no
+//   * OPT(R) ≤ OPT: take an optimal extraction S of the reduced problem, mapped by the swaps
+//     (no dearer), and replace the node of every restricted class by its cheapest base node.
+//     Its children are mandatory (S uses them already) or free (a free class S does not use
+//     comes in at cost 0; its free node reads only free classes), so nothing is added, and
+//     its lowered cost is at most the credit of whatever node S had there; the classes no
+//     longer read drop out. On an acyclic class graph (required) the new edges close no
 //     cycle. So every lower bound of R is one of the whole problem;
 //   * OPT − Σ δ_K ≤ OPT(R): an extraction of R costs at least its real cost minus the slack.
 //   * An optimal extraction of R that uses no restricted class with δ_K > 0 costs the same
@@ -26,8 +40,10 @@
 // they join what would be independent blocks (blocks.h). On NasNet-A (table:h100, k_multi 1)
 // the concat trees of concat(x, x) for each cell output x reach into the previous cell's
 // concat tree, so the whole network is one block of 3 270 classes (9 444 columns) whose LP is
-// not solved within the budget; restricted (103 classes, slack 0.0734, within the 2% allowed) its largest
-// block has 264 classes (extract/README.md, "Restriction", for what that gains).
+// not solved within the budget. Credited with what only they need (a conv+relu's unfused
+// alternative relu(conv(x)) pays for its conv too), most of those alternatives go as swaps,
+// and the largest block has 264 classes with no slack at all (extract/README.md,
+// "Swaps and restriction").
 #pragma once
 #include <vector>
 
@@ -43,28 +59,46 @@ struct Restriction {
   std::vector<double> delta;       ///< per restricted class its δ_K (what its base nodes are lowered by)
   /// Per restricted class its cheapest base node (what map_to_restricted() puts there).
   std::vector<NodeIdx> base;
-  /// Nodes filtered as dominated once mandatory classes count as given (no slack).
-  size_t dominated = 0;
-  /// Per node: the node of its class that dominates it there, or -1.
+  /// Nodes filtered by the swaps (find_swaps): dominated, or swapped for a base node.
+  size_t dominated = 0, swapped = 0;
+  /// Per node: the node of its class it gives way to in the swaps, or -1.
   std::vector<int64_t> replacement;
   /// The largest block (blocks.h), in classes, of the problem and of the restricted one.
   size_t largest_block_before = 0, largest_block_after = 0;
 };
 
-/// First filters, at no slack, every node n dominated by a node m of its class: cost(m) <=
-/// cost(n) and m's children that are neither mandatory nor free are among n's (the same
-/// swap). Then restricts the classes still reachable with the least slack first, while the
-/// total stays within `max_slack` (only classes that have another node besides their base
-/// nodes), never a class marked in `keep_open` (per class; null: none). Needs requirements over
-/// `red` that were computed, and an acyclic class graph over its alive nodes; returns nothing
-/// restricted or dominated where either fails.
+/// The swaps of a reduced problem (see above).
+struct Swaps {
+  /// Per node: the node of its class it gives way to (never one that gives way itself), or
+  /// -1; empty where nothing could be swapped (requirements not computed, or a cyclic class graph).
+  std::vector<int64_t> replacement;
+  size_t dominated = 0;  ///< nodes dominated once mandatory classes count as given
+  size_t swapped = 0;    ///< nodes whose credit is at least their class's cheapest base node
+  size_t largest_block = 0;  ///< the largest block (blocks.h) before them, in classes
+};
+
+/// The swaps over the candidate nodes of `red` (alive), with requirements over `red` that were
+/// computed; nothing where they were not, or where the class graph of the candidates has a
+/// cycle (the swap argument needs it acyclic).
+Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements& req);
+
+/// `choice` (an extraction over the candidates of `red`) with every node that gives way
+/// replaced, unchosen free classes filled with their free node, pruned to the roots: an
+/// extraction without those nodes that costs no more.
+Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vector<int64_t>& replacement,
+                   const Choice& choice);
+
+/// First the swaps (find_swaps). Then restricts the classes still reachable with the least
+/// slack first, while the total stays within `max_slack` (only classes that have another node
+/// besides their base nodes), never a class marked in `keep_open` (per class; null: none).
+/// Needs requirements over `red` that were computed, and an acyclic class graph over its alive
+/// nodes; returns nothing restricted or swapped where either fails.
 Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                    double max_slack, const std::vector<char>* keep_open = nullptr);
 
 /// An extraction of the reduced problem (alive nodes of `red`) made one of the restricted
-/// problem (the construction of the bound above): a dominated node gives way to the node that
-/// dominates it, each restricted class takes its cheapest base node, unchosen free classes
-/// are filled with their free node. Costs no more in R (in the real costs, at most r.slack
+/// problem (the construction of the bound above): each restricted class takes its cheapest
+/// base node, then apply_swaps(). Costs no more in R (in the real costs, at most r.slack
 /// more). Empty when the result is not
 /// a valid extraction of r.graph (a broken invariant, reported by the caller).
 Choice map_to_restricted(const ExtractGraph& g, const Reduction& red, const Restriction& r, const Choice& choice);

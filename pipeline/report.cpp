@@ -88,6 +88,7 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["work_used"] = extraction.work_used;
     j["extraction"]["blocks"] = extraction.blocks;
     j["extraction"]["twins"] = extraction.twin_parts;
+    j["extraction"]["swapped"] = extraction.swapped;
     if (extraction.restriction_rounds > 0) j["extraction"]["restriction"] = extract::restriction_json(extraction);
   }
   if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
@@ -242,6 +243,8 @@ void PipelineReport::print(FILE* out) const {
   if (extraction.method == "ilp")
     std::fprintf(out, ", work %lld of %lld", static_cast<long long>(extraction.work_used),
                  static_cast<long long>(extraction.work_budget));
+  if (extraction.method == "ilp" && extraction.swapped > 0)
+    std::fprintf(out, ", %zu e-nodes swapped out", extraction.swapped);
   if (extraction.method == "ilp" && extraction.blocks > 1) std::fprintf(out, ", %zu blocks", extraction.blocks);
   if (extraction.method == "ilp" && extraction.twin_parts > 0)
     std::fprintf(out, " (%zu solved as twins of another)", extraction.twin_parts);

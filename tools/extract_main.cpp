@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
   bool no_twins = false;
   app.add_flag("--no-twins", no_twins, "every block solved on its own, also where another is the same problem (extract/twins.h)");
+  bool no_swaps = false;
+  app.add_flag("--no-swaps", no_swaps, "keep the nodes the swaps leave out before the blocks (extract/restriction.h)");
   bool no_restriction = false;
   double restriction_slack = ex::IlpOptions{}.restriction_slack;
   app.add_flag("--no-restriction", no_restriction,
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
     opts.ilp.landmarks = !no_landmarks;
     opts.ilp.blocks = !no_blocks;
     opts.ilp.twins = !no_twins;
+    opts.ilp.swaps = !no_swaps;
     opts.ilp.restriction = !no_restriction;
     opts.ilp.restriction_slack = restriction_slack;
     opts.ilp.parallel_lps = !serial_lps;
