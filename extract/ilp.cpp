@@ -500,7 +500,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         for (const auto& b : find_blocks(g, swapped_red, swapped_req).classes) largest_after = std::max(largest_after, b.size());
         if (2 * largest_after > sw.largest_block) {
           spdlog::debug("ilp: [{:.3f} s] swaps left out: the largest block {} -> {} classes", seconds_since(t0), sw.largest_block, largest_after);
-        } else if (extraction_problem(g, mapped).empty() && dag_cost(g, mapped) <= p.cost) {
+        } else if (extraction_problem(g, mapped).empty() &&
+                   dag_cost(g, mapped) <= p.cost + 1e-9 * std::abs(p.cost)) {  // (sums in another order)
           ilp_red = std::move(swapped_red);
           req = std::move(swapped_req);
           p.incumbent = mapped;

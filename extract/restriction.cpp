@@ -197,6 +197,10 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
     });
   }
   sw.swapped = swapped.size();
+  // A dominator may have been swapped itself: the dominated node then gives way to that base
+  // node (base nodes give way to nothing, so one more step ends every chain).
+  for (int64_t& to : sw.replacement)
+    if (to >= 0 && sw.replacement[static_cast<size_t>(to)] >= 0) to = sw.replacement[static_cast<size_t>(to)];
   return sw;
 }
 

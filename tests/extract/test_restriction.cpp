@@ -117,6 +117,40 @@ TEST(Restriction, SwapsANodeThatCostsAtLeastTheBaseNodeWithWhatOnlyItNeeds) {
   }
 }
 
+// A dominated node whose dominator is swapped (found by review): root = r(K, M1, M2), K = b()
+// at 10, m(X, M2) at 1 or n(X, M1) at 1, X a leaf at 20. With M1 and M2 given, m dominates n;
+// m's credit 1 + 20 meets b, so m is swapped for b. n must then give way to b as well (one
+// step of apply_swaps), not to m, which is gone.
+TEST(Restriction, ADominatedNodeWhoseDominatorIsSwappedGivesWayToTheBaseNode) {
+  ExtractGraph g;
+  const ClassIdx root = g.add_class("root"), k = g.add_class("K"), m1 = g.add_class("M1"),
+                 m2 = g.add_class("M2"), x = g.add_class("X");
+  g.add_node(m1, "m1", {}, 1.0);
+  g.add_node(m2, "m2", {}, 1.0);
+  g.add_node(x, "x", {}, 20.0);
+  g.add_node(k, "b", {}, 10.0);
+  g.add_node(k, "m", {x, m2}, 1.0);
+  g.add_node(k, "n", {x, m1}, 1.0);
+  g.add_node(root, "r", {k, m1, m2}, 0.0);
+  g.roots = {root};
+  const Reduction red = reduce(g);
+  const Swaps sw = find_swaps(g, red, requirements(g, red));
+  ASSERT_EQ(sw.replacement.size(), g.nodes.size());
+  EXPECT_EQ(sw.dominated + sw.swapped, 2u);
+  ExtractGraph without = g;
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n) without.nodes[n].filtered = sw.replacement[n] >= 0;
+  EXPECT_NEAR(testing::brute_force_optimum(without), testing::brute_force_optimum(g), 1e-12);
+  // Every extraction, swapped, is one without the removed nodes and no dearer.
+  int mapped = 0;
+  testing::for_each_extraction(g, [&](const Choice& c) {
+    const Choice s = apply_swaps(g, red, sw.replacement, map_to_reduced(g, red, c));
+    EXPECT_EQ(extraction_problem(without, s), "");
+    EXPECT_LE(dag_cost(g, s), dag_cost(g, c) + 1e-12);
+    ++mapped;
+  });
+  EXPECT_EQ(mapped, 3);
+}
+
 // The drop set goes deeper than sole readers: alt reads X and Y, Y reads X, and both are read
 // by nothing else, so both go when K takes its base node: alt's credit is 1 + X 1 + Y 1 = 3.
 TEST(Restriction, CreditsEveryClassThatGoesWithTheNode) {
