@@ -484,53 +484,51 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     if (with_req) req = requirements(g, ilp_red);
     const bool with_blocks = opts.blocks && with_req && opts.order == OrderConstraints::None;
     // The swaps (restriction.h): the same optimum without the nodes an optimal extraction can
-    // give up; the incumbent and the guided start are mapped onto what is left (no dearer).
+    // give up, taken where they at least halve the largest block (elsewhere they would only
+    // change the search's path); the incumbent and the guided start are mapped onto what is
+    // left (no dearer; still a warm start, not an improvement).
     std::vector<int64_t> swapped_to;
-    size_t swaps_largest_before = 0;
     if (with_blocks && opts.swaps) {
       Swaps sw = find_swaps(g, ilp_red, req);
       if (sw.dominated + sw.swapped > 0) {
         std::vector<char> kept(ilp_red.node_alive.begin(), ilp_red.node_alive.end());
         for (NodeIdx n = 0; n < g.nodes.size(); ++n)
           if (sw.replacement[n] >= 0) kept[n] = 0;
-        const Choice mapped = apply_swaps(g, ilp_red, sw.replacement, p.incumbent);
         Reduction swapped_red = restrict_nodes(g, ilp_red, kept);
         Requirements swapped_req = requirements(g, swapped_red);
         size_t largest_after = 0;
-        for (const auto& b : find_blocks(g, swapped_red, swapped_req).classes) largest_after = std::max(largest_after, b.size());
+        for (const auto& b : find_blocks(g, swapped_red, swapped_req).classes)
+          largest_after = std::max(largest_after, b.size());
         if (2 * largest_after > sw.largest_block) {
-          spdlog::debug("ilp: [{:.3f} s] swaps left out: the largest block {} -> {} classes", seconds_since(t0), sw.largest_block, largest_after);
-        } else if (extraction_problem(g, mapped).empty() &&
+          spdlog::debug("ilp: [{:.3f} s] swaps not taken: the largest block {} -> {} classes", seconds_since(t0),
+                        sw.largest_block, largest_after);
+        } else if (const Choice mapped = apply_swaps(g, ilp_red, sw.replacement, p.incumbent);
+                   extraction_problem(g, mapped).empty() &&
                    dag_cost(g, mapped) <= p.cost + 1e-9 * std::abs(p.cost)) {  // (sums in another order)
           ilp_red = std::move(swapped_red);
           req = std::move(swapped_req);
           p.incumbent = mapped;
           p.cost = dag_cost(g, mapped);
           swapped_to = std::move(sw.replacement);
-          swaps_largest_before = sw.largest_block;
           res.swapped = sw.dominated + sw.swapped;
-          spdlog::debug("ilp: [{:.3f} s] swaps: {} nodes dominated, {} swapped for a base node; incumbent {}",
-                        seconds_since(t0), sw.dominated, sw.swapped, p.cost);
+          spdlog::debug("ilp: [{:.3f} s] swaps: {} nodes dominated, {} swapped for a base node; the largest block "
+                        "{} -> {} classes; incumbent {}",
+                        seconds_since(t0), sw.dominated, sw.swapped, sw.largest_block, largest_after, p.cost);
         } else {
-          spdlog::warn("ilp: the swaps make the incumbent no cheaper extraction (a broken invariant); left out");
+          spdlog::warn("ilp: the incumbent, swapped, is no extraction or dearer (a broken invariant); swaps not taken");
         }
       }
     }
     Blocks blocks;
     if (with_blocks) blocks = find_blocks(g, ilp_red, req);
-    // Where the swaps alone at least halve the largest block, the restricted search (step 7)
-    // would split it little further: where the LPs (phase 5) need more than this search's
-    // budget, they get its budget as well, and step 7 does not run (NasNet-A: 3270 -> 264
-    // classes; its LPs prove the optimum with 22 277 units, the budget is 13 764; step 7 would
-    // have to solve them again from scratch). Where they need less, nothing changes: the LPs
-    // ran as they would have within this budget alone (no limit bound them), and it is taken
-    // back for CBC and step 7.
-    int64_t lp_extra = 0;
-    if (!swapped_to.empty() && second_budget_allowed) {
-      size_t largest = 0;
-      for (const auto& b : blocks.classes) largest = std::max(largest, b.size());
-      if (2 * largest <= swaps_largest_before) lp_extra = res.work_budget;
-    }
+    // Where the swaps were taken, the restricted search (step 7) would split the problem
+    // little further. Phase 5's LPs may draw on its budget as well: where they need more than
+    // this search's, steps 5-6 keep both budgets (so CBC, and its stall rule, a quarter of the
+    // budget, too) and step 7 does not run (NasNet-A: 3270 -> 264 classes; its LPs prove the
+    // optimum with 22 277 units, the budget is 13 764; step 7 would have to solve them again
+    // from scratch). Where they need less, it is taken back for step 7: the LPs ran as within
+    // this budget alone (no limit bound them).
+    const int64_t lp_extra = !swapped_to.empty() && second_budget_allowed ? res.work_budget : 0;
     work_left += lp_extra;
     // The parts: the blocks (blocks.h) where the problem splits, else the whole problem.
     std::vector<std::vector<char>> masks;

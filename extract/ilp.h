@@ -135,18 +135,20 @@ struct IlpOptions {
   /// it runs again (at most 4 rounds). Only where the restriction at least halves the largest
   /// block (elsewhere the second search costs as much and finds next to nothing), so only with
   /// reduce, blocks, requirement_rows and no order constraints. The slack may be at most
-  /// `restriction_slack` times the incumbent's cost. NasNet-A (`onnx-tensat-extract` on
-  /// tests/extract/data/eg_nasneta_v2.json, default budget): 3.742947 with gap 0.19 ->
-  /// 3.734403 with gap 0.049, 0.24 -> 0.64 s.
+  /// `restriction_slack` times the incumbent's cost. It does not run where the search took
+  /// the swaps and its LPs drew on this budget (`swaps`). NasNet-A (`onnx-tensat-extract` on
+  /// tests/extract/data/eg_nasneta_v2.json, `--no-swaps`): 3.742947 with gap 0.19 -> 3.731614
+  /// with gap 0.023 (2026-11-26; with the swaps the search proves 3.731614 itself).
   bool restriction = true;
   double restriction_slack = 0.02;
   /// Before the blocks, the swaps (restriction.h, find_swaps): nodes that an optimal
   /// extraction can give up for a node of their class that reads only mandatory and free
   /// classes at no loss (dominated once mandatory classes count as given, or costing at least
   /// that node with what only they need) are left out where that at least halves the largest
-  /// block; the optimum is the same. Where the LPs then need more than the budget, they get
-  /// the restricted search's as well (and it does not run). With blocks and requirement rows,
-  /// no order constraints. Off only for experiments.
+  /// block; the optimum is the same. Where the LPs then need more than the budget, the search
+  /// keeps the restricted search's budget as well (LPs and CBC; the restricted search does not
+  /// run). With reduce, blocks and requirement rows, no order constraints. Off only for
+  /// experiments.
   bool swaps = true;
 };
 

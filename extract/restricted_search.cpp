@@ -32,7 +32,10 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
     // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
     // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
     // most 0.07%).
-    if ((r.classes.empty() && r.dominated + r.swapped == 0) || 2 * r.largest_block_after > r.largest_block_before) {
+    // (With no class restricted, R is the swapped problem: solved already where the search
+    // took the swaps.)
+    if ((r.classes.empty() && (r.dominated + r.swapped == 0 || res.swapped > 0)) ||
+        2 * r.largest_block_after > r.largest_block_before) {
       spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
                     seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
       break;

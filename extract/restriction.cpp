@@ -87,8 +87,8 @@ std::vector<double> exclusive_costs(const ExtractGraph& g, const Alive& alive, c
 
 /// The classes that no extraction can reach once class k's node reads only given classes:
 /// those all of whose readers are k or such classes (never a given class, so never a root),
-/// grown from k's children; at most `cap` classes are looked at (what is found by then is
-/// such a set too). Marked in `in` (cleared by the caller through the returned list).
+/// grown from k's children; growing stops once `cap` classes were looked at (checked before
+/// each member's children, so a little more; what is found by then is such a set too). Marked in `in` (cleared by the caller through the returned list).
 std::vector<ClassIdx> drop_set(const ClassGraph& cg, ClassIdx k, size_t cap, std::vector<uint32_t>& count,
                                std::vector<char>& in) {
   std::vector<ClassIdx> set{k}, touched;
@@ -122,7 +122,8 @@ class Credits {
         count_(g.classes.size(), 0),
         in_drop_(g.classes.size(), 0) {}
 
-  /// Per node of class c, in turn: `f(credit)` for a function of the node's credit.
+  /// Calls `f(credit)` once, with `credit(n)` the credit of a node n of class c (valid only
+  /// inside `f`: the drop set of c is marked while it runs).
   template <class F>
   void for_class(ClassIdx c, F&& f) {
     const std::vector<ClassIdx> dropped = drop_set(cg_, c, kDropCap, count_, in_drop_);
@@ -182,7 +183,6 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
   // Then every other node whose credit (Credits) is at least the cost of its class's cheapest
   // base node. (Over the nodes the dominance left; base nodes stay.)
   Credits credits(g, alive, given);
-  std::vector<NodeIdx> swapped;
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
     if (!red.class_alive[c] || red.class_free[c]) continue;
     int64_t base = -1;
@@ -193,10 +193,12 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
     const double base_cost = g.nodes[static_cast<size_t>(base)].cost;
     credits.for_class(c, [&](const auto& credit) {
       for (NodeIdx n : g.classes[c].nodes)
-        if (alive(n) && !is_base(n) && credit(n) >= base_cost) swapped.push_back(n), sw.replacement[n] = base;
+        if (alive(n) && !is_base(n) && credit(n) >= base_cost) {
+          sw.replacement[n] = base;
+          ++sw.swapped;
+        }
     });
   }
-  sw.swapped = swapped.size();
   // A dominator may have been swapped itself: the dominated node then gives way to that base
   // node (base nodes give way to nothing, so one more step ends every chain).
   for (int64_t& to : sw.replacement)

@@ -53,7 +53,9 @@
 namespace tensat::extract {
 
 struct Restriction {
-  ExtractGraph graph;              ///< the e-graph with the restricted classes' other nodes filtered
+  /// The e-graph with every node filtered that is not a candidate of `red`, that the swaps
+  /// remove, or that is a restricted class's other node (and its base nodes lowered).
+  ExtractGraph graph;
   std::vector<ClassIdx> classes;   ///< the restricted classes
   double slack = 0.0;              ///< Σ δ_K over them
   std::vector<double> delta;       ///< per restricted class its δ_K (what its base nodes are lowered by)
@@ -88,7 +90,9 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
 Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vector<int64_t>& replacement,
                    const Choice& choice);
 
-/// First the swaps (find_swaps). Then restricts the classes still reachable with the least
+/// R keeps only the candidates of `red` (R is reduced again from scratch: a node `red` found
+/// dominated by one removed here would be a candidate again). First the swaps (find_swaps).
+/// Then restricts the classes still reachable with the least
 /// slack first, while the total stays within `max_slack` (only classes that have another node
 /// besides their base nodes), never a class marked in `keep_open` (per class; null: none).
 /// Needs requirements over `red` that were computed, and an acyclic class graph over its alive
