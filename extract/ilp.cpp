@@ -488,6 +488,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // change the search's path); the incumbent and the guided start are mapped onto what is
     // left (no dearer; still a warm start, not an improvement).
     std::vector<int64_t> swapped_to;
+    Blocks blocks;  // (of the swapped problem, where the swaps are taken: found deciding them)
     if (with_blocks && opts.swaps) {
       Swaps sw = find_swaps(g, ilp_red, req);
       if (sw.dominated + sw.swapped > 0) {
@@ -496,9 +497,9 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           if (sw.replacement[n] >= 0) kept[n] = 0;
         Reduction swapped_red = restrict_nodes(g, ilp_red, kept);
         Requirements swapped_req = requirements(g, swapped_red);
+        Blocks swapped_blocks = find_blocks(g, swapped_red, swapped_req);
         size_t largest_after = 0;
-        for (const auto& b : find_blocks(g, swapped_red, swapped_req).classes)
-          largest_after = std::max(largest_after, b.size());
+        for (const auto& b : swapped_blocks.classes) largest_after = std::max(largest_after, b.size());
         if (2 * largest_after > sw.largest_block) {
           spdlog::debug("ilp: [{:.3f} s] swaps not taken: the largest block {} -> {} classes", seconds_since(t0),
                         sw.largest_block, largest_after);
@@ -507,6 +508,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                    dag_cost(g, mapped) <= p.cost + 1e-9 * std::abs(p.cost)) {  // (sums in another order)
           ilp_red = std::move(swapped_red);
           req = std::move(swapped_req);
+          blocks = std::move(swapped_blocks);
           p.incumbent = mapped;
           p.cost = dag_cost(g, mapped);
           swapped_to = std::move(sw.replacement);
@@ -519,8 +521,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         }
       }
     }
-    Blocks blocks;
-    if (with_blocks) blocks = find_blocks(g, ilp_red, req);
+    if (with_blocks && swapped_to.empty()) blocks = find_blocks(g, ilp_red, req);
     // Where the swaps were taken, the restricted search (step 7) would split the problem
     // little further. Phase 5's LPs may draw on its budget as well: where they need more than
     // this search's, steps 5-6 keep both budgets (so CBC, and its stall rule, a quarter of the
