@@ -13,6 +13,9 @@ and the written model). The table gives, per model:
   written                optimized, or "kept original" (with the rule that kept it)
   not slower             the written model's torch time <= the original's + their larger IQR
 
+and, where NAME.torchfused.json exists (torch_time.py --fuse-conv-relu), PyTorch's time with
+each Conv+Relu as one cuDNN call (as the executor runs it) and the agreement with it, beside.
+
 and checks the acceptance lines: agreement within 10%, processes within 3%, predicted within
 5 points of measured, no written model slower. Exit 1 when a check fails or data is missing.
 
@@ -83,6 +86,16 @@ def summarize(d, name, runs):
         row["agree_before"] = abs(row["measure_before"] - row["torch_before"]) / row["torch_before"]
     if "torch_after" in row and "measure_after" in row and not row.get("kept"):
         row["agree_after"] = abs(row["measure_after"] - row["torch_after"]) / row["torch_after"]
+    # NAME.torchfused.json (torch_time.py --fuse-conv-relu): PyTorch running each Conv+Relu as
+    # one cuDNN call, as the executor does; shown beside, not a check.
+    fused = load(os.path.join(d, f"{name}.torchfused.json")) or {}
+    for key, res in (("fused_before", next((v for k, v in fused.items() if not k.endswith(".opt.onnx")), None)),
+                     ("fused_after", next((v for k, v in fused.items() if k.endswith(".opt.onnx")), None))):
+        if res and "graph" in res:
+            row["torch_" + key] = res["graph"]["median_ms"]
+            m = row.get("measure_" + key.split("_")[1])
+            if m is not None and not (key == "fused_after" and row.get("kept")):
+                row["agree_" + key] = abs(m - res["graph"]["median_ms"]) / res["graph"]["median_ms"]
     if "torch_before" in row and "torch_after" in row:
         noise = max(row["torch_before_iqr"], row["torch_after_iqr"])
         row["not_slower"] = row["torch_after"] <= row["torch_before"] + noise
@@ -127,6 +140,10 @@ def main():
             elif not ok(value):
                 failures.append(f"{r['model']}: {what}: {value if isinstance(value, bool) else pct(value)}")
         failures += [f"{r['model']}: {p}" for p in r["problems"]]
+        if "torch_fused_before" in r:
+            print(f"  ({r['model']}: PyTorch with each Conv+Relu as one cuDNN call: {ms(r.get('torch_fused_before'))} / "
+                  f"{ms(r.get('torch_fused_after'))} ms, agrees {pct(r.get('agree_fused_before'))} / "
+                  f"{pct(r.get('agree_fused_after'))})")
         if r.get("left_out"):
             print(f"  ({r['model']}: left out of the measured figures: {r['left_out']})")
     print()

@@ -21,12 +21,19 @@ convolution algorithm (as cudnnFind does for onnx-tensat).
 so a wrong interpretation of a node cannot go unnoticed. Without a GPU (--device cpu) the
 script interprets and checks only, and reports the eager CPU time for information.
 
+--fuse-conv-relu runs a Conv that only a Relu reads as one cuDNN conv+bias+relu call
+(torch.cudnn_convolution_relu), as onnx-tensat's executor (and ONNX Runtime's CUDA provider)
+runs it; plain PyTorch launches three kernels (conv, bias, relu). --profile N profiles N eager
+passes with torch.profiler: the kernel time per ONNX op type and the costliest kernels.
+
 usage: torch_time.py MODEL.onnx... [--repeats 100] [--warmup 10] [--device cuda|cpu]
                      [--check-ort] [--json OUT.json] [--input-shape NAME:1x3x224x224]
+                     [--fuse-conv-relu] [--profile N]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -97,7 +104,8 @@ def pads_2d(a, x, kernel, strides, dilations=(1, 1)):
     return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
-def op_conv(ins, a):
+def op_conv(ins, a, relu=False):
+    """Conv (and, with relu, the Relu that reads it: one cuDNN conv+bias+relu call)."""
     x, w = ins[0], ins[1]
     b = ins[2] if len(ins) > 2 and ins[2] is not None else None
     k = list(w.shape[2:])
@@ -109,7 +117,12 @@ def op_conv(ins, a):
     if t != bo or l != r:
         x = F.pad(x, (l, r, t, bo))
         t = l = 0
-    return F.conv2d(x, w, b, stride=s, padding=(t, l), dilation=dl, groups=int(a.get("group", 1)))
+    g = int(a.get("group", 1))
+    if relu and x.is_cuda:
+        return torch.cudnn_convolution_relu(x, w, b, s, [t, l], dl, g)
+    if relu:  # the same arithmetic where cuDNN is not (checks the interpretation)
+        return F.relu(F.conv2d(x, w, b, stride=s, padding=(t, l), dilation=dl, groups=g))
+    return F.conv2d(x, w, b, stride=s, padding=(t, l), dilation=dl, groups=g)
 
 
 def op_gemm(ins, a):
@@ -418,7 +431,7 @@ def run_node(node, ins, opset, n_out):
 class Model:
     """An ONNX model prepared for torch: constants folded, the input-dependent nodes listed."""
 
-    def __init__(self, path, device, input_shapes=None):
+    def __init__(self, path, device, input_shapes=None, fuse_conv_relu=False):
         m = onnx.load(path)
         self.path = path
         self.device = device
@@ -465,6 +478,24 @@ class Model:
                         self.consts[name] = val
                 if depends:
                     self.runtime.append(n)
+        # --fuse-conv-relu: a Conv whose output only a Relu reads (and which is no graph output)
+        # runs with that Relu as one cuDNN conv+bias+relu call (torch.cudnn_convolution_relu),
+        # as onnx-tensat's executor and ONNX Runtime's CUDA provider (FusedConv) run it.
+        self.fused = {}  # position in runtime of such a Conv -> position of its Relu
+        if fuse_conv_relu:
+            if not hasattr(torch, "cudnn_convolution_relu"):
+                raise Unsupported(f"--fuse-conv-relu: this torch ({torch.__version__}) has no cudnn_convolution_relu")
+            readers = {}
+            for i, n in enumerate(self.runtime):
+                for v in n.input:
+                    if v:
+                        readers.setdefault(v, []).append(i)
+            for i, n in enumerate(self.runtime):
+                r = readers.get(n.output[0], [])
+                if (n.op_type == "Conv" and n.output[0] not in self.outputs and len(r) == 1
+                        and self.runtime[r[0]].op_type == "Relu"):
+                    self.fused[i] = r[0]
+        self.absorbed = set(self.fused.values())
         for v in self.consts.values():
             if not v.dtype.is_floating_point and v.dtype != torch.bool and v.numel() <= 4096:
                 _CONST_INTS[id(v)] = (v, tuple(int(x) for x in v.reshape(-1).tolist()))
@@ -479,11 +510,22 @@ class Model:
                 out[name] = torch.randint(0, 4, shape, generator=gen).to(dt).to(self.device)
         return out
 
-    def run(self, feeds):
+    def run(self, feeds, label=False):
+        """One pass over the input-dependent nodes; label: each node in a profiler range
+        named onnx::OP_TYPE (onnx::Conv+Relu for a fused pair)."""
         values = dict(self.consts)
         values.update(feeds)
-        for n in self.runtime:
-            outs = run_node(n, [values[v] if v else None for v in n.input], self.opset, len(n.output))
+        for i, n in enumerate(self.runtime):
+            if i in self.absorbed:
+                continue
+            relu = self.runtime[self.fused[i]] if i in self.fused else None
+            name = "onnx::" + n.op_type + ("+Relu" if relu is not None else "")
+            with torch.profiler.record_function(name) if label else contextlib.nullcontext():
+                ins = [values[v] if v else None for v in n.input]
+                if relu is not None:
+                    values[relu.output[0]] = op_conv(ins, attrs_of(n), relu=True)
+                    continue
+                outs = run_node(n, ins, self.opset, len(n.output))
             for name, val in zip(n.output, outs):
                 if name:
                     values[name] = val
@@ -536,6 +578,52 @@ def time_cuda(model, warmup, repeats):
     return stats(g), stats(e), [t.detach() for t in static_out]
 
 
+def profile_gpu(model, iters):
+    """Where the sequence's GPU time goes, run eagerly under torch.profiler (CUPTI kernel
+    durations, which launch gaps do not inflate): per ONNX op type the kernel time per pass
+    (ms), the nodes and the kernels they launch; and the kernels that take the most time."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    feeds = {k: v.clone() for k, v in model.sample.items()}
+    with torch.no_grad():
+        for _ in range(3):
+            model.run(feeds)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(iters):
+                model.run(feeds, label=True)
+            torch.cuda.synchronize()
+
+    def kernels_under(e):
+        return len(e.kernels) + sum(kernels_under(c) for c in e.cpu_children)
+
+    kinds, kernels = {}, {}
+    total = 0.0
+    for e in prof.events():
+        if e.device_type == DeviceType.CPU and e.name.startswith("onnx::"):
+            k = kinds.setdefault(e.name[len("onnx::"):], {"ms": 0.0, "nodes": 0.0, "kernels": 0.0})
+            k["ms"] += e.device_time_total / 1e3 / iters
+            k["nodes"] += 1 / iters
+            k["kernels"] += kernels_under(e) / iters
+        elif e.device_type != DeviceType.CPU and not e.name.startswith("onnx::"):
+            d = e.time_range.elapsed_us() / 1e3 / iters
+            kk = kernels.setdefault(e.name, {"ms": 0.0, "count": 0.0})
+            kk["ms"] += d
+            kk["count"] += 1 / iters
+            total += d
+    top = sorted(kernels.items(), key=lambda kv: -kv[1]["ms"])[:15]
+    return {"iters": iters, "kernel_ms": total, "kinds": kinds,
+            "top_kernels": [{"name": n[:120], **v} for n, v in top]}
+
+
+def print_profile(p):
+    print(f"  profile ({p['iters']} eager passes, CUPTI kernel time): {p['kernel_ms']:.4f} ms of kernels per pass")
+    for name, k in sorted(p["kinds"].items(), key=lambda kv: -kv[1]["ms"]):
+        print(f"    {name:22s} {k['ms']:8.4f} ms  {k['nodes']:5.0f} nodes  {k['kernels']:5.0f} kernels")
+    for k in p["top_kernels"]:
+        print(f"    kernel {k['ms']:8.4f} ms  x{k['count']:<4.0f} {k['name']}")
+
+
 def time_cpu(model, warmup, repeats):
     with torch.no_grad():
         for _ in range(max(1, warmup // 5)):
@@ -581,6 +669,10 @@ def main():
     ap.add_argument("--check-ort", action="store_true", help="compare the outputs with ONNX Runtime (CPU)")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--input-shape", action="append", default=[], help="NAME:1x3x224x224")
+    ap.add_argument("--fuse-conv-relu", action="store_true",
+                    help="a Conv read only by a Relu runs as one cuDNN conv+bias+relu call, as onnx-tensat's executor runs it")
+    ap.add_argument("--profile", type=int, default=0, metavar="PASSES",
+                    help="also profile PASSES eager passes (GPU only): kernel time per ONNX op type, top kernels")
     a = ap.parse_args()
     if a.device == "cuda":
         torch.backends.cudnn.benchmark = True
@@ -596,14 +688,21 @@ def main():
     for path in a.models:
         r = {"device": torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu", "torch": torch.__version__}
         try:
-            m = Model(path, torch.device(a.device), shapes)
+            m = Model(path, torch.device(a.device), shapes, a.fuse_conv_relu)
             r["nodes"] = len(m.nodes)
+            if a.fuse_conv_relu:
+                r["fused_conv_relu"] = len(m.fused)
             r["timed_nodes"] = len(m.runtime)
             timer = time_cuda if a.device == "cuda" else time_cpu
             g, e, outs = timer(m, a.warmup, a.repeats)
             if g:
                 r["graph"] = g
             r["eager"] = e
+            if a.profile and a.device == "cuda":
+                try:
+                    r["profile"] = profile_gpu(m, a.profile)
+                except Exception as ex:  # a diagnostic: never fails the timing
+                    r["profile_error"] = f"{type(ex).__name__}: {ex}"
             if a.check_ort:
                 r["ort_check"] = check_ort(m, outs)
                 if r["ort_check"] != "ok":
@@ -619,9 +718,15 @@ def main():
             if "graph" in r:
                 line += f"graph {r['graph']['median_ms']:.4f} ms (IQR {r['graph']['iqr_ms']:.4f}), "
             line += f"eager {r['eager']['median_ms']:.4f} ms, {r['timed_nodes']}/{r['nodes']} nodes timed"
+            if "fused_conv_relu" in r:
+                line += f" ({r['fused_conv_relu']} Conv+Relu fused)"
             if "ort_check" in r:
                 line += f", vs ONNX Runtime: {r['ort_check']}"
         print(line, flush=True)
+        if "profile" in r:
+            print_profile(r["profile"])
+        elif "profile_error" in r:
+            print(f"  profile failed: {r['profile_error']}")
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(results, fh, indent=1, sort_keys=True)
