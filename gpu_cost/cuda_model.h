@@ -2,8 +2,9 @@
 // cuDNN/cuBLAS kernels the GPU executor runs, so that the costs of a graph add up to the time
 // the executor measures for it (gpu_cost/README.md, "Costs that add up"):
 //
-//   method "graph-replay-v2" (kMethod; v1 chose convolution algorithms by timing them, v2 by
-//   cuDNN's heuristic, as the executor does since 2026-11-26: gpu_cost/README.md)
+//   method "graph-replay-v3" (kMethod; v1 chose convolution algorithms by timing them, v2 by
+//   cuDNN's heuristic, as the executor does since 2026-11-26; v3 also reads conv's and
+//   matmul's weights from memory, as inside a model: gpu_ops.h cold_weights, gpu_cost/README.md)
 //   per device, once:  launch_ms = {"graph": L_g, "eager": L_e}, the time one kernel launch
 //                      adds in each mode (gpu_runtime.h measure_launch_overhead)
 //   per signature:     t = the operator's time per call when `copies` calls are captured in a
@@ -34,7 +35,7 @@ namespace tensat::cost {
 
 /// The method this model measures by (cost_cache.h: a device's costs of another method are
 /// not mixed with these).
-inline constexpr const char* kMethodGraphReplay = "graph-replay-v2";
+inline constexpr const char* kMethodGraphReplay = "graph-replay-v3";
 
 class CudaCostModel : public CostModel {
  public:

@@ -597,7 +597,7 @@ std::unique_ptr<Kernel> prepare(Context& ctx, Op op, const Children& c) {
 bool cold_weights() {
   static const bool on = [] {
     const char* v = std::getenv("TENSAT_COST_COLD_WEIGHTS");
-    return v && std::string(v) == "1";
+    return !(v && std::string(v) == "0");
   }();
   return on;
 }
@@ -609,7 +609,7 @@ std::string measurement_variant() {
   if (c.algo == ConvSwitches::Algo::Find) v += "-conv-find";
   if (!c.fused) v += "-conv-unfused";
   if (c.gemm1x1) v += "-conv-gemm1x1";
-  if (cold_weights()) v += "-cold-weights";
+  if (!cold_weights()) v += "-warm-weights";
   return v;
 }
 
@@ -639,36 +639,46 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
     std::vector<double> single = ctx.latency_samples_ms(once, 1, 3);
     const double one = *std::min_element(single.begin(), single.end());
     t.copies = static_cast<int>(std::clamp(0.5 / std::max(one, 1e-4), 2.0, 100.0));
-    // Weight sets for cold_weights(): set 0 is `args`; the others hold their own copies of the
-    // weight and bias (conv: children 5, 6; matmul: 2, 3).
+    // Weight sets for cold_weights(): set 0 is `args`; sets 1..n-1 are slices of one buffer,
+    // each with its own copy of the weight and bias (conv: children 5, 6; matmul: 2, 3).
     std::vector<std::vector<const void*>> sets{args};
     if (cold_weights() && (op == Op::Conv || op == Op::Matmul)) {
       const std::vector<size_t> wi = op == Op::Conv ? std::vector<size_t>{5, 6} : std::vector<size_t>{2, 3};
-      size_t wbytes = 0;
+      auto is_weight = [&](size_t i) {
+        return i < c.size() && args[i] && c[i]->kind == Kind::Tensor && c[i]->tensor.dtype == DType::F32;
+      };
+      constexpr size_t kAlign = 256;
+      auto aligned = [](size_t b) { return (b + kAlign - 1) / kAlign * kAlign; };
+      size_t wbytes = 0;  // one set's slice
       for (size_t i : wi)
-        if (i < c.size() && args[i] && c[i]->kind == Kind::Tensor && c[i]->tensor.dtype == DType::F32)
-          wbytes += cost::tensor_bytes(c[i]->tensor);
+        if (is_weight(i)) wbytes += aligned(static_cast<size_t>(cost::tensor_bytes(c[i]->tensor)));
       int dev = 0, l2 = 0;
       TENSAT_CUDA(cudaGetDevice(&dev));
       TENSAT_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
       if (wbytes > 0) {
-        // Enough sets (and calls per replay) that a set is evicted before its next use; for
-        // tiny weights at most kMaxSets, whose calls then find part of them cached.
-        constexpr size_t kMaxSets = 1000;
+        // Enough sets (and calls per replay) that a set is evicted before its next use. Weights
+        // under 2 * L2 / kMaxSets (about 0.5 MB on an H100 or H200) get kMaxSets sets, which
+        // may stay partly cached; reading such weights from memory takes a fraction of a
+        // microsecond, and fewer sets keep a replay, and the measurement, short.
+        constexpr size_t kMaxSets = 256;
         const size_t n = std::min((2 * static_cast<size_t>(l2) + wbytes - 1) / wbytes, kMaxSets);
         // A whole number of rotations per replay, so no set is used twice in a row across the
         // boundary between replays.
         t.copies = static_cast<int>((std::max(static_cast<size_t>(t.copies), n) + n - 1) / n * n);
-        for (size_t k = 1; k < n; ++k) {
-          std::vector<const void*> a = args;
-          for (size_t i : wi) {
-            if (i >= c.size() || !args[i] || c[i]->kind != Kind::Tensor || c[i]->tensor.dtype != DType::F32) continue;
-            const TensorType& tt = c[i]->tensor;
-            bufs.emplace_back(static_cast<size_t>(cost::tensor_bytes(tt)));
-            fill_random(ctx, bufs.back().f32(), static_cast<size_t>(num_elements(tt.shape)), 0x5eed + i + 97 * k);
-            a[i] = bufs.back().data();
+        if (n > 1) {
+          bufs.emplace_back((n - 1) * wbytes);
+          fill_random(ctx, bufs.back().f32(), (n - 1) * wbytes / sizeof(float), 0x5eed + 97);
+          auto* base = static_cast<char*>(bufs.back().data());
+          for (size_t k = 1; k < n; ++k) {
+            std::vector<const void*> a = args;
+            size_t off = (k - 1) * wbytes;
+            for (size_t i : wi) {
+              if (!is_weight(i)) continue;
+              a[i] = base + off;
+              off += aligned(static_cast<size_t>(cost::tensor_bytes(c[i]->tensor)));
+            }
+            sets.push_back(std::move(a));
           }
-          sets.push_back(std::move(a));
         }
       }
     }

@@ -73,13 +73,14 @@ struct OpTiming {
 /// same calls are launched eagerly back to back (OpTiming::graph false).
 OpTiming time_op(Context& ctx, Op op, const Children& children, int warmup, int repeats);
 /// Whether time_op reads conv's and matmul's weights from memory rather than from the L2 cache
-/// (TENSAT_COST_COLD_WEIGHTS=1; off by default until it is measured on a GPU). Inside a model
-/// an operator's weights were last read one inference ago, and a model's weights exceed the L2
-/// cache; copies of one operator back to back on the same buffers find them cached. With the
-/// switch, call i of a replay reads weight set i % S, S copies of the weight and bias holding
-/// at least twice the L2 cache (at most 1000; a replay then holds at least S calls). Matmul's
-/// second operand counts as a weight even where it is an activation (attention). The cuda
-/// model's method then ends in "-cold-weights" (measurement_variant).
+/// (the default; TENSAT_COST_COLD_WEIGHTS=0 turns it off). Inside a model an operator's weights
+/// were last read one inference ago, and a model's weights exceed the L2 cache; copies of one
+/// operator back to back on the same buffers find them cached, and their costs then added up
+/// to 0.76 of ResNet-50's and Inception-v3's graph time (H200, 2026-11-26; with cold weights
+/// 0.98). Call i of a replay reads weight set i % S, S copies of the weight and bias holding at
+/// least twice the L2 cache (at most 256; a replay then holds at least S calls). Matmul's
+/// second operand counts as a weight even where it is an activation (attention). Switched off,
+/// the cuda model's method ends in "-warm-weights" (measurement_variant).
 bool cold_weights();
 /// What the measurements of this process differ by from the default way (the conv switches of
 /// gpu_ops.cu, cold_weights()), as a suffix of the cuda model's method ("" for the default), so
