@@ -1,6 +1,8 @@
 // Our own CUDA kernels: broadcasting element-wise ops, bias + activation, strided gather
 // (transpose), enlarge, merge, spatial zero-padding, direct pooling and a random fill.
 // Everything cuDNN and cuBLAS do better (conv, GEMM, symmetric pooling) is in gpu_ops.cu.
+#include <initializer_list>
+
 #include "gpu_cost/gpu_internal.cuh"
 
 namespace tensat::gpu {
@@ -30,17 +32,74 @@ __global__ void binary_kernel(bool mul, const float* a, IndexMap ma, const float
   }
 }
 
-__global__ void binary_same_kernel(bool mul, const float* a, const float* b, float* out, int64_t n,
-                                   Act act) {
-  GRID_STRIDE(i, n) out[i] = activate(mul ? a[i] * b[i] : a[i] + b[i], act);
-}
-
 __global__ void bias_act_kernel(const float* in, const float* bias, int64_t channels,
                                 int64_t inner, float* out, int64_t n, Act act) {
   GRID_STRIDE(i, n) {
     float v = in[i];
     if (bias) v += bias[(i / inner) % channels];
     out[i] = activate(v, act);
+  }
+}
+
+// Fast paths of the element-wise kernels: 32-bit indices where n < 2^31, four floats per
+// thread (float4) where sizes and pointers allow, and an operand's index computed without the
+// general IndexMap's per-dimension divisions when it is the output's own layout (Same), one
+// value per channel (Chan: index (i / inner) % dim, a batch norm's scale), or one value.
+struct Operand {
+  enum Kind : int { Same, Chan, Scalar } kind = Same;
+  int64_t inner = 1, dim = 1;
+};
+
+template <typename I>
+__device__ __forceinline__ I operand_index(I i, const Operand& o) {
+  switch (o.kind) {
+    case Operand::Same: return i;
+    case Operand::Chan: return (i / static_cast<I>(o.inner)) % static_cast<I>(o.dim);
+    default: return 0;
+  }
+}
+
+template <typename I>
+__global__ void binary_fast_kernel(bool mul, const float* a, Operand oa, const float* b, Operand ob, float* out, I n,
+                                   Act act) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(blockDim.x) * gridDim.x) {
+    float x = a[operand_index(i, oa)], y = b[operand_index(i, ob)];
+    out[i] = activate(mul ? x * y : x + y, act);
+  }
+}
+
+__device__ __forceinline__ float4 load4(const float* p, const Operand& o, uint32_t i) {
+  if (o.kind == Operand::Same) return *reinterpret_cast<const float4*>(p + i);
+  float v = p[operand_index(i, o)];  // Chan with inner % 4 == 0: the four share a channel
+  return make_float4(v, v, v, v);
+}
+
+// n4 = n / 4 groups of four; every Same pointer 16-byte aligned, every Chan's inner % 4 == 0.
+__global__ void binary_vec4_kernel(bool mul, const float* a, Operand oa, const float* b, Operand ob, float* out,
+                                   uint32_t n4, Act act) {
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n4; j += blockDim.x * gridDim.x) {
+    const uint32_t i = 4 * j;
+    float4 x = load4(a, oa, i), y = load4(b, ob, i), r;
+    r.x = activate(mul ? x.x * y.x : x.x + y.x, act);
+    r.y = activate(mul ? x.y * y.y : x.y + y.y, act);
+    r.z = activate(mul ? x.z * y.z : x.z + y.z, act);
+    r.w = activate(mul ? x.w * y.w : x.w + y.w, act);
+    *reinterpret_cast<float4*>(out + i) = r;
+  }
+}
+
+// bias_act_kernel four at a time: in and out 16-byte aligned, inner % 4 == 0 (or no bias).
+__global__ void bias_act_vec4_kernel(const float* in, const float* bias, uint32_t channels, uint32_t inner,
+                                     float* out, uint32_t n4, Act act) {
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n4; j += blockDim.x * gridDim.x) {
+    const uint32_t i = 4 * j;
+    float4 v = *reinterpret_cast<const float4*>(in + i);
+    const float b = bias ? bias[(i / inner) % channels] : 0.0f;
+    v.x = activate(v.x + b, act);
+    v.y = activate(v.y + b, act);
+    v.z = activate(v.z + b, act);
+    v.w = activate(v.w + b, act);
+    *reinterpret_cast<float4*>(out + i) = v;
   }
 }
 
@@ -106,20 +165,21 @@ __global__ void pool_kernel(bool max, bool cip, const float* in, int64_t h, int6
 
 __global__ void empty_kernel() {}
 
-template <typename T>
-__global__ void concat2_kernel(const T* a, int64_t wa, const T* b, int64_t wb, T* out, int64_t n) {
-  const int64_t row = wa + wb;
-  GRID_STRIDE(i, n) {
-    int64_t o = i / row, r = i % row;
+// I: the index type (32-bit where n allows: its divisions are much cheaper).
+template <typename T, typename I>
+__global__ void concat2_kernel(const T* a, I wa, const T* b, I wb, T* out, I n) {
+  const I row = wa + wb;
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(blockDim.x) * gridDim.x) {
+    I o = i / row, r = i % row;
     out[i] = r < wa ? a[o * wa + r] : b[o * wb + (r - wa)];
   }
 }
 
-template <typename T>
-__global__ void split2_kernel(const T* x, int64_t wa, int64_t wb, T* out0, T* out1, int64_t n) {
-  const int64_t row = wa + wb;
-  GRID_STRIDE(i, n) {
-    int64_t o = i / row, r = i % row;
+template <typename T, typename I>
+__global__ void split2_kernel(const T* x, I wa, I wb, T* out0, T* out1, I n) {
+  const I row = wa + wb;
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < n; i += static_cast<I>(blockDim.x) * gridDim.x) {
+    I o = i / row, r = i % row;
     if (r < wa) {
       out0[o * wa + r] = x[i];
     } else {
@@ -147,14 +207,58 @@ bool same_layout(const IndexMap& m) {
   return true;
 }
 
+/// m as a fast Operand, if it is one: the output's layout, a single value, or one value per
+/// index of a single output dimension (stride 1 there, 0 elsewhere).
+bool fast_operand(const IndexMap& m, Operand& o) {
+  if (same_layout(m)) {
+    o = Operand{};
+    return true;
+  }
+  int varying = -1;
+  for (int d = 0; d < m.rank; ++d) {
+    if (m.out_dims[d] == 1 || m.in_strides[d] == 0) continue;
+    if (varying >= 0 || m.in_strides[d] != 1) return false;
+    varying = d;
+  }
+  if (varying < 0) {
+    o = Operand{Operand::Scalar, 1, 1};
+    return true;
+  }
+  int64_t inner = 1;
+  for (int d = varying + 1; d < m.rank; ++d) inner *= m.out_dims[d];
+  o = Operand{Operand::Chan, inner, m.out_dims[varying]};
+  return true;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+/// Whether four consecutive elements from i = 4j on read four consecutive values (Same, from
+/// an aligned pointer) or one value (Chan with inner % 4 == 0, Scalar).
+bool vec4_ok(const float* p, const Operand& o) {
+  switch (o.kind) {
+    case Operand::Same: return aligned16(p);
+    case Operand::Chan: return o.inner % 4 == 0;
+    default: return true;
+  }
+}
+
+constexpr int64_t kMax32 = (int64_t{1} << 31) - 1;
+
 }  // namespace
 
 void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma, const float* b,
                    const IndexMap& mb, float* out, int64_t n, Act act) {
   if (n == 0) return;
   clear_stale_error();
-  if (same_layout(ma) && same_layout(mb)) {
-    binary_same_kernel<<<blocks_for(n), kThreads, 0, s>>>(mul, a, b, out, n, act);
+  Operand oa, ob;
+  if (fast_operand(ma, oa) && fast_operand(mb, ob)) {
+    if (n <= kMax32 && n % 4 == 0 && aligned16(out) && vec4_ok(a, oa) && vec4_ok(b, ob)) {
+      binary_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(mul, a, oa, b, ob, out, static_cast<uint32_t>(n / 4), act);
+    } else if (n <= kMax32) {
+      binary_fast_kernel<uint32_t><<<blocks_for(n), kThreads, 0, s>>>(mul, a, oa, b, ob, out, static_cast<uint32_t>(n), act);
+    } else {
+      binary_fast_kernel<int64_t><<<blocks_for(n), kThreads, 0, s>>>(mul, a, oa, b, ob, out, n, act);
+    }
   } else {
     binary_kernel<<<blocks_for(n), kThreads, 0, s>>>(mul, a, ma, b, mb, out, n, act);
   }
@@ -165,7 +269,13 @@ void launch_bias_act(cudaStream_t s, const float* in, const float* bias, int64_t
                      int64_t inner, float* out, int64_t n, Act act) {
   if (n == 0) return;
   clear_stale_error();
-  bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, bias, channels, inner, out, n, act);
+  if (n <= kMax32 && n % 4 == 0 && aligned16(in) && aligned16(out) && (!bias || inner % 4 == 0)) {
+    bias_act_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(in, bias, static_cast<uint32_t>(channels),
+                                                                static_cast<uint32_t>(inner), out,
+                                                                static_cast<uint32_t>(n / 4), act);
+  } else {
+    bias_act_kernel<<<blocks_for(n), kThreads, 0, s>>>(in, bias, channels, inner, out, n, act);
+  }
   check_launch("bias_act_kernel");
 }
 
@@ -258,33 +368,66 @@ void by_elem_size(int elem_size, const char* what, F&& fn) {
     case 2: fn(uint16_t{}); break;
     case 4: fn(uint32_t{}); break;
     case 8: fn(uint64_t{}); break;
+    case 16: fn(uint4{}); break;
     default: throw GpuError(std::string(what) + ": unsupported element size " + std::to_string(elem_size));
   }
+}
+
+/// The widest element (up to 16 bytes) whose size divides both rows (wa and wb elements of
+/// elem_size bytes) and aligns every pointer: concat and split then move whole rows in fewer,
+/// wider elements. wa and wb are returned in the widened elements.
+int widen(int elem_size, int64_t& wa, int64_t& wb, std::initializer_list<const void*> ptrs) {
+  const int64_t ba = wa * elem_size, bb = wb * elem_size;
+  int e = elem_size;
+  while (e < 16) {
+    const int64_t w = 2 * e;
+    bool ok = ba % w == 0 && bb % w == 0;
+    for (const void* p : ptrs) ok = ok && reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(w) == 0;
+    if (!ok) break;
+    e *= 2;
+  }
+  wa = ba / e;
+  wb = bb / e;
+  return e;
 }
 }  // namespace
 
 void launch_concat2(cudaStream_t s, const void* a, int64_t wa, const void* b, int64_t wb, void* out, int64_t outer,
                     int elem_size) {
+  elem_size = widen(elem_size, wa, wb, {a, b, out});
   const int64_t n = outer * (wa + wb);
   if (n == 0) return;
   clear_stale_error();
   by_elem_size(elem_size, "concat", [&](auto t) {
     using T = decltype(t);
-    concat2_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), wa, static_cast<const T*>(b), wb,
-                                                      static_cast<T*>(out), n);
+    if (n <= kMax32) {
+      concat2_kernel<T, uint32_t><<<blocks_for(n), kThreads, 0, s>>>(
+          static_cast<const T*>(a), static_cast<uint32_t>(wa), static_cast<const T*>(b), static_cast<uint32_t>(wb),
+          static_cast<T*>(out), static_cast<uint32_t>(n));
+    } else {
+      concat2_kernel<T, int64_t><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), wa,
+                                                                    static_cast<const T*>(b), wb, static_cast<T*>(out), n);
+    }
   });
   check_launch("concat2_kernel");
 }
 
 void launch_split2(cudaStream_t s, const void* x, int64_t wa, int64_t wb, void* out0, void* out1, int64_t outer,
                    int elem_size) {
+  elem_size = widen(elem_size, wa, wb, {x, out0, out1});
   const int64_t n = outer * (wa + wb);
   if (n == 0) return;
   clear_stale_error();
   by_elem_size(elem_size, "split", [&](auto t) {
     using T = decltype(t);
-    split2_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), wa, wb, static_cast<T*>(out0),
-                                                     static_cast<T*>(out1), n);
+    if (n <= kMax32) {
+      split2_kernel<T, uint32_t><<<blocks_for(n), kThreads, 0, s>>>(
+          static_cast<const T*>(x), static_cast<uint32_t>(wa), static_cast<uint32_t>(wb), static_cast<T*>(out0),
+          static_cast<T*>(out1), static_cast<uint32_t>(n));
+    } else {
+      split2_kernel<T, int64_t><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), wa, wb,
+                                                                   static_cast<T*>(out0), static_cast<T*>(out1), n);
+    }
   });
   check_launch("split2_kernel");
 }

@@ -140,6 +140,20 @@ std::vector<Case> cases() {
          auto x = b.input("x", {1, 16, 8, 8});
          b.outputs({b.g.op(Op::Ewmul, {x, b.weight("s", {16, 1, 1})}), b.g.op(Op::Ewadd, {b.input("r", {4, 1}), b.input("c", {1, 5})})});
        }},
+      {"ew_fast_paths", [](B& b) {  // gpu_kernels.cu: float4, per-channel, per-element and scalar operands
+         auto x = b.input("x", {1, 16, 8, 8}), o = b.input("o", {1, 3, 5, 7}), t = b.input("t", {2, 6, 4});
+         b.outputs({b.g.op(Op::Ewadd, {b.g.op(Op::Ewmul, {x, b.weight("s", {16, 1, 1})}), b.weight("h", {16, 1, 1})}),
+                    b.g.op(Op::Ewmul, {o, b.weight("so", {3, 1, 1})}), b.g.op(Op::Ewadd, {o, b.weight("one", {1})}),
+                    b.g.op(Op::Ewadd, {t, b.input("c6", {6, 1})}), b.g.op(Op::Ewmul, {b.input("r4", {4}), t}),
+                    b.g.op(Op::Relu, {x}), b.g.op(Op::Sigmoid, {o})});
+       }},
+      {"concat_split_widened", [](B& b) {  // rows of 16 and 8 bytes moved as wider elements
+         auto x = b.input("x", {1, 8, 4, 4}), y = b.input("y", {1, 4, 4, 4});
+         auto s = b.g.op(Op::Split, {b.g.num(3), b.g.num(2), b.input("z", {1, 2, 3, 8})});
+         b.outputs({b.g.op(Op::Concat, {b.g.num(1), x, y}),
+                    b.g.op(Op::Concat, {b.g.num(3), b.input("p", {1, 2, 3, 2}), b.input("q", {1, 2, 3, 6})}),
+                    b.g.op(Op::Split0, {s}), b.g.op(Op::Split1, {s})});
+       }},
       {"activations", [](B& b) {
          auto x = b.input("x", {3, 7, 11});
          b.outputs({b.g.op(Op::Relu, {x}), b.g.op(Op::Tanh, {x}), b.g.op(Op::Sigmoid, {x})});
