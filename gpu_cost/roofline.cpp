@@ -11,12 +11,13 @@ namespace tensat::cost {
 
 namespace {
 
-const std::array<DeviceProfile, 4>& profiles() {
-  static const std::array<DeviceProfile, 4> kProfiles = {{
+const std::array<DeviceProfile, 5>& profiles() {
+  static const std::array<DeviceProfile, 5> kProfiles = {{
       {"t4", 8.1e12, 320e9},
       {"v100", 15.7e12, 900e9},
       {"a100", 19.5e12, 1555e9},
       {"h100", 67e12, 3350e9},
+      {"h200", 67e12, 4800e9},  // the H100's SMs with HBM3e
   }};
   return kProfiles;
 }
@@ -43,7 +44,6 @@ const DeviceProfile* match_profile(std::string_view device_name) {
   std::string n = lower(device_name);
   for (const auto& p : profiles())
     if (n.find(p.name) != std::string::npos) return &p;
-  if (n.find("h200") != std::string::npos) return find_profile("h100");
   return nullptr;
 }
 

@@ -8,6 +8,7 @@
 
 #include "gpu_cost/cost_cache.h"
 #include "gpu_cost/cost_model.h"
+#include "gpu_cost/cuda_model.h"
 #include "gpu_cost/embedded_tables.h"
 #include "gpu_cost/gpu_runtime.h"
 #include "gpu_cost/roofline.h"
@@ -351,6 +352,25 @@ TEST(BuiltInTable, H100IsShippedAndEveryEntryIsUsable) {
   EXPECT_NE(t.detail().find("ms per kernel launch (graph)"), std::string::npos) << t.detail();
   EXPECT_EQ(t.calibrated().unusable(), 0u);  // every signature parses and type-checks
   EXPECT_EQ(t.calibrated().samples(), 4163u);
+}
+
+TEST(BuiltInTable, H200IsShippedMeasuredWithColdWeights) {
+  // gpu_cost/tables/README.md: the benchmark models' signatures measured on an H200 by the
+  // method the cuda model measures by today (graph-replay-v3: weights read from memory).
+  const EmbeddedTable* e = embedded_table("h200");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->file, "h200-fp32.json");
+  TableModel t(*e, *find_profile("h200"));
+  EXPECT_TRUE(t.usable());
+  EXPECT_EQ(t.name(), "table:h200");
+  EXPECT_EQ(t.device(), "NVIDIA H200");
+  EXPECT_EQ(t.size(), 1788u);
+  EXPECT_EQ(t.method(), CudaCostModel::kMethod);
+  EXPECT_EQ(t.calibrated().unusable(), 0u);
+  EXPECT_NE(embedded_profile_list().find("h200"), std::string::npos) << embedded_profile_list();
+  CostOptions o;
+  o.profile = "h200";
+  EXPECT_EQ(make_cost_model("table", o)->name(), "table:h200");
 }
 
 TEST(BuiltInTable, RoundTripThroughAFile) {

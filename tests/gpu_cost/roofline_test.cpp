@@ -93,7 +93,9 @@ TEST(Roofline, ProfilesDiffer) {
   EXPECT_EQ(profile_for_device("Tesla T4").name, "t4");
   EXPECT_EQ(profile_for_device("Some Future GPU").name, "t4");
   EXPECT_EQ(match_profile("Some Future GPU"), nullptr);
-  EXPECT_EQ(match_profile("NVIDIA H200")->name, "h100");
+  EXPECT_EQ(match_profile("NVIDIA H200")->name, "h200");
+  double h200 = RooflineModel(*find_profile("h200")).op_cost(Op::Matmul, t.list());
+  EXPECT_GE(h100, h200);  // the same SMs, more memory bandwidth
 }
 
 TEST(Factory, NamesAndErrors) {
