@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # One GPU-machine call that does what a short device lease allows, in order of value: the GPU
-# unit tests, whether operator costs add up better with weights read from memory (onnx-tensat-time
-# with the cuda model, TENSAT_COST_COLD_WEIGHTS off and on; the better one is used for the rest
-# of the call and named in summary.txt), per-step profiles of SqueezeNet, the DenseNet-121 export
-# and the optimized SqueezeNet and BERT (onnx-tensat-time --profile), SqueezeNet timed with its
-# convs unfused (TENSAT_CONV_FUSED=0), a cost table of the benchmark models (onnx-tensat-costs,
-# k_multi 2), the whole-model GPU tests (three-process repeatability, costs that add up), then
-# #14's acceptance runs (onnx-tensat --measure on x3 + tools/torch_time.py) model by model until
-# the deadline. If the cold weights win, make them the default (gpu_ops.cu cold_weights) before
-# shipping the table: its method is then "graph-replay-v2-cold-weights".
+# unit tests, whether operator costs add up (onnx-tensat-time with the cuda model: the sum of
+# the costs over each model's steps against its graph-mode time), per-step profiles of
+# SqueezeNet, the DenseNet-121 export and the optimized SqueezeNet and BERT (onnx-tensat-time
+# --profile), SqueezeNet timed with its convs unfused (TENSAT_CONV_FUSED=0), the same models
+# through PyTorch (tools/torch_time.py, plain and with each Conv+Relu as one cuDNN call, kernel
+# time per op type), a cost table of the benchmark models (onnx-tensat-costs, k_multi 2), the
+# whole-model GPU tests (three-process repeatability, costs that add up), then #14's acceptance
+# runs (onnx-tensat --measure on x3 + tools/torch_time.py) model by model until the deadline.
 # Every step has a time cap inside DEADLINE seconds (default 520); the results are packed into
-# $OUT as at most six files (summary.txt, h100-v2.json, all.tgz and gpu-acceptance.sh's
+# $OUT as at most six files (summary.txt, table.json, all.tgz and gpu-acceptance.sh's
 # acceptance.txt, acceptance-runs.tgz, acceptance-cost-cache.json), which fits a transfer that
-# returns few files.
+# returns few files. table.json is a cost table of the GPU it ran on (gpu_cost/tables/README.md).
 #
 #   on the build machine:  scripts/bundle-gpu.sh test_gpu_cost test_gpu_models onnx-tensat-gen \
 #                              onnx-tensat onnx-tensat-costs onnx-tensat-time && tar -cJf BUNDLE.tar.xz bundle
 #   on the GPU machine:    BUNDLE=BUNDLE.tar.xz DEADLINE=520 scripts/gpu-session.sh
 #
-# Its first form (which ran the acceptance loop itself) took 250 s on an H100 on 2026-11-25
-# (issue #14's note); this form, which calls gpu-acceptance.sh, has not run on a GPU yet.
+# It ran in 250 s on an H100 (2026-11-25, an earlier form) and 516 s on an H200 (2026-11-26,
+# with a warm/cold-weights comparison since dropped, its table step cut off at 80 s:
+# gpu_cost/README.md). The table of the eight models takes about 105 s on an H200.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 T0=$SECONDS
@@ -39,7 +39,7 @@ step() { # name cap cmd...
 }
 pack() {
   cp "$W/summary.txt" "$OUT/summary.txt" 2>/dev/null
-  [ -f "$W/h100-v2.json" ] && cp "$W/h100-v2.json" "$OUT/h100-v2.json"
+  [ -f "$W/table.json" ] && cp "$W/table.json" "$OUT/table.json"
   tar -C "$(dirname "$W")" -czf "$OUT/all.tgz" --exclude="$(basename "$W")/models" --exclude='*.opt.onnx' "$(basename "$W")"
 }
 trap pack EXIT
@@ -59,36 +59,11 @@ step unit 60 bundle/run test_gpu_cost --gtest_filter='Gpu*' --gtest_color=no
 grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]' "$W/logs/unit.log" | head -20 >> "$S"
 while ! grep -q "gen rc" "$W/logs/gen.log" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 1; done
 # Costs that add up: the sum of the cuda model's costs over each model's steps (onnx-tensat-time's
-# "predicted") against its graph-mode time, with the weights cached (the default) and read from
-# memory (TENSAT_COST_COLD_WEIGHTS=1, gpu_ops.h cold_weights); each process measures into a
-# fresh cache (onnx-tensat-time keeps the cuda model's costs in memory).
-ADDUP_MODELS="resnet50 inceptionv3 nasrnn bert"
-for cw in 0 1; do
-  am=(); for m in $ADDUP_MODELS; do am+=("$W/models/$m.onnx"); done
-  step "addup.cold$cw" 60 env TENSAT_COST_COLD_WEIGHTS=$cw bundle/run onnx-tensat-time "${am[@]}" --cost-model cuda --repeats 50 --json "$W/addup.cold$cw.json"
-  echo $? > "$W/addup.cold$cw.rc"
-  grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.cold$cw.log" >> "$S"
-done
-# The way whose sums come closer to the graph time (mean |log(predicted / graph)| over the
-# models) measures the table and prices everything after it in this call; cold only when both
-# runs finished (exit 0) with the same models.
-COLD=$(python3 - "$W" <<'PY' 2>>"$S"
-import json, math, sys
-w = sys.argv[1]
-err, models = [], []
-for cw in (0, 1):
-    try:
-        ok = open(f"{w}/addup.cold{cw}.rc").read().strip() == "0"
-        rs = json.load(open(f"{w}/addup.cold{cw}.json")) if ok else []
-    except Exception:
-        rs = []
-    models.append(sorted(r["model"] for r in rs))
-    err.append(sum(abs(math.log(r["predicted_ms"] / r["graph"]["median_ms"])) for r in rs) / len(rs) if rs else float("inf"))
-print(1 if models[0] == models[1] and models[0] and err[1] < err[0] else 0)
-PY
-)
-export TENSAT_COST_COLD_WEIGHTS=${COLD:-0}
-say "cost measurement: TENSAT_COST_COLD_WEIGHTS=$TENSAT_COST_COLD_WEIGHTS (the one whose sums add up better)"
+# "predicted") against its graph-mode time; the process measures into a fresh cache
+# (onnx-tensat-time keeps the cuda model's costs in memory).
+am=(); for m in $ADDUP_MODELS; do am+=("$W/models/$m.onnx"); done
+step addup 60 bundle/run onnx-tensat-time "${am[@]}" --cost-model cuda --repeats 50 --json "$W/addup.json"
+grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.log" >> "$S"
 # Where SqueezeNet (22% faster than PyTorch on 2026-11-26) and the DenseNet-121 export (18%
 # slower; the first model the background export writes) spend their time: per-step profiles,
 # per operator kind against the table.
@@ -100,16 +75,26 @@ for m in squeezenet bert; do
 done
 while kill -0 "$BG" 2>/dev/null && [ ! -f "$W/models/tv_densenet121.onnx" ] && [ "$(left)" -gt 150 ]; do sleep 1; done
 pm=(); for f in squeezenet squeezenet.opt bert.opt tv_densenet121; do [ -f "$W/models/$f.onnx" ] && pm+=("$W/models/$f.onnx"); done
-step profiles 60 bundle/run onnx-tensat-time "${pm[@]}" --profile --top 8 --json "$W/profiles.json"
+step profiles 60 bundle/run onnx-tensat-time "${pm[@]}" --profile --isolated --top 8 --json "$W/profiles.json"
 grep -E '^/|^  (graph|predicted|profile|op|conv|relu|concat|ewadd|ewmul|poolavg|poolmax|matmul|split) ' "$W/logs/profiles.log" >> "$S"
 # SqueezeNet with conv, bias and relu as separate calls, as PyTorch runs them (fused here: one
 # cuDNN call per conv), against PyTorch's 0.388 ms of 2026-11-26.
 step squeezenet.unfused 15 env TENSAT_CONV_FUSED=0 bundle/run onnx-tensat-time "$W/models/squeezenet.onnx" --cost-model none
 grep -E '^/|^  graph ' "$W/logs/squeezenet.unfused.log" >> "$S"
+# PyTorch's side of the same models (tools/torch_time.py): plain (conv, bias and relu as three
+# kernels) and with each Conv+Relu as one cuDNN call (--fuse-conv-relu, as the executor runs
+# them), each with the kernel time per ONNX op type (--profile, CUPTI) to set beside the
+# executor's profiles above.
+tm=(); for f in squeezenet squeezenet.opt tv_densenet121; do [ -f "$W/models/$f.onnx" ] && tm+=("$W/models/$f.onnx"); done
+for v in plain fused; do
+  fl=(); [ $v = fused ] && fl=(--fuse-conv-relu)
+  step "torch.$v" 45 python3 tools/torch_time.py "${tm[@]}" "${fl[@]}" --profile 20 --json "$W/torch.$v.json"
+  grep -E '^/|profile failed' "$W/logs/torch.$v.log" >> "$S"
+done
 bm=(); for m in $BENCH; do bm+=("$W/models/$m.onnx"); done
-step costs_bench 80 bundle/run onnx-tensat-costs "${bm[@]}" --out "$W/h100-v2.json" --k-multi 2
+step costs_bench 150 bundle/run onnx-tensat-costs "${bm[@]}" --out "$W/table.json" --k-multi 2
 tail -9 "$W/logs/costs_bench.log" >> "$S"
-cp "$W/h100-v2.json" "$W/models-cache.json" 2>/dev/null
+cp "$W/table.json" "$W/models-cache.json" 2>/dev/null
 export TENSAT_COST_CACHE="$W/models-cache.json" TENSAT_MODELS_DIR="$W/models"
 step models 80 bundle/run test_gpu_models --gtest_filter='Gpu/GpuModels.TimingRepeats*:Gpu/GpuModels.OperatorCosts*' --gtest_color=no
 grep -E 'graph-mode medians|sum of operator costs .* ratio|^\[  (PASSED|FAILED) ' "$W/logs/models.log" | head -30 >> "$S"
