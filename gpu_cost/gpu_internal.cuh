@@ -144,7 +144,8 @@ void launch_empty(cudaStream_t s);
 void copy_rows(cudaStream_t s, void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows);
 /// Two-part concatenation / split of `outer` rows in one kernel, elements of `elem_size`
 /// bytes (1, 2, 4 or 8): concat writes out row o = [a row o (wa elements), b row o (wb)];
-/// split writes x's rows to out0 [outer, wa] and out1 [outer, wb].
+/// split writes x's rows to out0 [outer, wa] and out1 [outer, wb]. The kernel moves the rows
+/// as the widest elements (up to 16 bytes) that divide both rows' bytes and align every pointer.
 void launch_concat2(cudaStream_t s, const void* a, int64_t wa, const void* b, int64_t wb, void* out, int64_t outer,
                     int elem_size);
 void launch_split2(cudaStream_t s, const void* x, int64_t wa, int64_t wb, void* out0, void* out1, int64_t outer,

@@ -657,7 +657,7 @@ OpTiming time_op(Context& ctx, Op op, const Children& c, int warmup, int repeats
       TENSAT_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
       if (wbytes > 0) {
         // Enough sets (and calls per replay) that a set is evicted before its next use. Weights
-        // under 2 * L2 / kMaxSets (about 0.5 MB on an H100 or H200) get kMaxSets sets, which
+        // under 2 * L2 / kMaxSets (0.4 MB on an H100, 0.47 MB on an H200) get kMaxSets sets, which
         // may stay partly cached; reading such weights from memory takes a fraction of a
         // microsecond, and fewer sets keep a replay, and the measurement, short.
         constexpr size_t kMaxSets = 256;

@@ -102,7 +102,7 @@ for m in $(echo "$MODELS" | tr ',' ' '); do
       echo "$m: torch_time reported a problem (see the log)" | tee -a "$LOG"
     # The same with each Conv+Relu as one cuDNN call, as the executor runs it (beside, not a check).
     if time_left 30; then
-      timeout -k 5 "$(cap 90)" python3 tools/torch_time.py "$src" "$dst" --fuse-conv-relu --json "$RES/$m.torchfused.json" >> "$LOG" 2>&1 ||
+      timeout -k 5 "$(cap 60)" python3 tools/torch_time.py "$src" "$dst" --fuse-conv-relu --check-ort --json "$RES/$m.torchfused.json" >> "$LOG" 2>&1 ||
         echo "$m: torch_time --fuse-conv-relu reported a problem (see the log)" | tee -a "$LOG"
     fi
   fi

@@ -3,11 +3,12 @@
 # unit tests, whether operator costs add up (onnx-tensat-time with the cuda model: the sum of
 # the costs over each model's steps against its graph-mode time), per-step profiles of
 # SqueezeNet, the DenseNet-121 export and the optimized SqueezeNet and BERT (onnx-tensat-time
-# --profile), SqueezeNet timed with its convs unfused (TENSAT_CONV_FUSED=0), the same models
-# through PyTorch (tools/torch_time.py, plain and with each Conv+Relu as one cuDNN call, kernel
-# time per op type), a cost table of the benchmark models (onnx-tensat-costs, k_multi 2), the
-# whole-model GPU tests (three-process repeatability, costs that add up), then #14's acceptance
-# runs (onnx-tensat --measure on x3 + tools/torch_time.py) model by model until the deadline.
+# --profile --isolated), SqueezeNet timed with its convs unfused (TENSAT_CONV_FUSED=0), a cost
+# table of the benchmark models (onnx-tensat-costs, k_multi 2), the whole-model GPU tests
+# (three-process repeatability, costs that add up), the profiled models through PyTorch
+# (tools/torch_time.py, plain and with each Conv+Relu as one cuDNN call, kernel time per op
+# type), then #14's acceptance runs (onnx-tensat --measure on x3 + tools/torch_time.py) model
+# by model until the deadline.
 # Every step has a time cap inside DEADLINE seconds (default 520); the results are packed into
 # $OUT as at most six files (summary.txt, table.json, all.tgz and gpu-acceptance.sh's
 # acceptance.txt, acceptance-runs.tgz, acceptance-cost-cache.json), which fits a transfer that
@@ -61,6 +62,7 @@ while ! grep -q "gen rc" "$W/logs/gen.log" 2>/dev/null && [ "$(left)" -gt 100 ];
 # Costs that add up: the sum of the cuda model's costs over each model's steps (onnx-tensat-time's
 # "predicted") against its graph-mode time; the process measures into a fresh cache
 # (onnx-tensat-time keeps the cuda model's costs in memory).
+ADDUP_MODELS="resnet50 inceptionv3 nasrnn bert squeezenet"
 am=(); for m in $ADDUP_MODELS; do am+=("$W/models/$m.onnx"); done
 step addup 60 bundle/run onnx-tensat-time "${am[@]}" --cost-model cuda --repeats 50 --json "$W/addup.json"
 grep -E '^/|^  (graph|predicted) ' "$W/logs/addup.log" >> "$S"
@@ -81,16 +83,6 @@ grep -E '^/|^  (graph|predicted|profile|op|conv|relu|concat|ewadd|ewmul|poolavg|
 # cuDNN call per conv), against PyTorch's 0.388 ms of 2026-11-26.
 step squeezenet.unfused 15 env TENSAT_CONV_FUSED=0 bundle/run onnx-tensat-time "$W/models/squeezenet.onnx" --cost-model none
 grep -E '^/|^  graph ' "$W/logs/squeezenet.unfused.log" >> "$S"
-# PyTorch's side of the same models (tools/torch_time.py): plain (conv, bias and relu as three
-# kernels) and with each Conv+Relu as one cuDNN call (--fuse-conv-relu, as the executor runs
-# them), each with the kernel time per ONNX op type (--profile, CUPTI) to set beside the
-# executor's profiles above.
-tm=(); for f in squeezenet squeezenet.opt tv_densenet121; do [ -f "$W/models/$f.onnx" ] && tm+=("$W/models/$f.onnx"); done
-for v in plain fused; do
-  fl=(); [ $v = fused ] && fl=(--fuse-conv-relu)
-  step "torch.$v" 45 python3 tools/torch_time.py "${tm[@]}" "${fl[@]}" --profile 20 --json "$W/torch.$v.json"
-  grep -E '^/|profile failed' "$W/logs/torch.$v.log" >> "$S"
-done
 bm=(); for m in $BENCH; do bm+=("$W/models/$m.onnx"); done
 step costs_bench 150 bundle/run onnx-tensat-costs "${bm[@]}" --out "$W/table.json" --k-multi 2
 tail -9 "$W/logs/costs_bench.log" >> "$S"
@@ -98,6 +90,16 @@ cp "$W/table.json" "$W/models-cache.json" 2>/dev/null
 export TENSAT_COST_CACHE="$W/models-cache.json" TENSAT_MODELS_DIR="$W/models"
 step models 80 bundle/run test_gpu_models --gtest_filter='Gpu/GpuModels.TimingRepeats*:Gpu/GpuModels.OperatorCosts*' --gtest_color=no
 grep -E 'graph-mode medians|sum of operator costs .* ratio|^\[  (PASSED|FAILED) ' "$W/logs/models.log" | head -30 >> "$S"
+# PyTorch's side of the same models (tools/torch_time.py): plain (conv, bias and relu as three
+# kernels) and with each Conv+Relu as one cuDNN call (--fuse-conv-relu, as the executor runs
+# them), each with the kernel time per ONNX op type (--profile, CUPTI) to set beside the
+# executor's profiles above.
+tm=(); for f in squeezenet squeezenet.opt tv_densenet121; do [ -f "$W/models/$f.onnx" ] && tm+=("$W/models/$f.onnx"); done
+for v in plain fused; do
+  fl=(); [ $v = fused ] && fl=(--fuse-conv-relu)
+  step "torch.$v" 45 python3 tools/torch_time.py "${tm[@]}" "${fl[@]}" --profile 20 --check-ort --json "$W/torch.$v.json"
+  grep -E '^/|profile failed' "$W/logs/torch.$v.log" >> "$S"
+done
 # 4. The acceptance runs (scripts/gpu-acceptance.sh), from the table just measured, until the
 #    deadline; it writes acceptance.txt, acceptance-runs.tgz and acceptance-cost-cache.json.
 while kill -0 "$BG" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 1; done  # the exports

@@ -145,7 +145,10 @@ std::vector<Case> cases() {
          b.outputs({b.g.op(Op::Ewadd, {b.g.op(Op::Ewmul, {x, b.weight("s", {16, 1, 1})}), b.weight("h", {16, 1, 1})}),
                     b.g.op(Op::Ewmul, {o, b.weight("so", {3, 1, 1})}), b.g.op(Op::Ewadd, {o, b.weight("one", {1})}),
                     b.g.op(Op::Ewadd, {t, b.input("c6", {6, 1})}), b.g.op(Op::Ewmul, {b.input("r4", {4}), t}),
-                    b.g.op(Op::Relu, {x}), b.g.op(Op::Sigmoid, {o})});
+                    b.g.op(Op::Relu, {x}), b.g.op(Op::Sigmoid, {o}),
+                    b.g.op(Op::Ewadd, {x, b.weight("one4", {1})}), b.g.op(Op::Ewmul, {b.weight("s1", {16, 1, 1}), x}),
+                    // conv, then bias + tanh in one kernel (four floats per thread: 64 per channel)
+                    b.conv(1, 1, "same", "tanh", x, b.weight("w", {4, 16, 1, 1}), b.weight("b", {4}))});
        }},
       {"concat_split_widened", [](B& b) {  // rows of 16 and 8 bytes moved as wider elements
          auto x = b.input("x", {1, 8, 4, 4}), y = b.input("y", {1, 4, 4, 4});
