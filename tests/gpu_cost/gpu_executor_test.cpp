@@ -140,22 +140,26 @@ std::vector<Case> cases() {
          auto x = b.input("x", {1, 16, 8, 8});
          b.outputs({b.g.op(Op::Ewmul, {x, b.weight("s", {16, 1, 1})}), b.g.op(Op::Ewadd, {b.input("r", {4, 1}), b.input("c", {1, 5})})});
        }},
-      {"ew_fast_paths", [](B& b) {  // gpu_kernels.cu: float4, per-channel, per-element and scalar operands
-         auto x = b.input("x", {1, 16, 8, 8}), o = b.input("o", {1, 3, 5, 7}), t = b.input("t", {2, 6, 4});
+      {"ew_fast_paths", [](B& b) {  // gpu_kernels.cu: float4 (n >= 4096), per-channel, per-element and scalar operands
+         auto x = b.input("x", {1, 16, 16, 16}), o = b.input("o", {1, 3, 5, 7}), t = b.input("t", {4, 6, 16, 16});
          b.outputs({b.g.op(Op::Ewadd, {b.g.op(Op::Ewmul, {x, b.weight("s", {16, 1, 1})}), b.weight("h", {16, 1, 1})}),
                     b.g.op(Op::Ewmul, {o, b.weight("so", {3, 1, 1})}), b.g.op(Op::Ewadd, {o, b.weight("one", {1})}),
-                    b.g.op(Op::Ewadd, {t, b.input("c6", {6, 1})}), b.g.op(Op::Ewmul, {b.input("r4", {4}), t}),
+                    b.g.op(Op::Ewadd, {t, b.input("c6", {6, 1, 1})}), b.g.op(Op::Ewmul, {b.input("r16", {16}), t}),
                     b.g.op(Op::Relu, {x}), b.g.op(Op::Sigmoid, {o}),
                     b.g.op(Op::Ewadd, {x, b.weight("one4", {1})}), b.g.op(Op::Ewmul, {b.weight("s1", {16, 1, 1}), x}),
-                    // conv, then bias + tanh in one kernel (four floats per thread: 64 per channel)
-                    b.conv(1, 1, "same", "tanh", x, b.weight("w", {4, 16, 1, 1}), b.weight("b", {4}))});
+                    // conv, then bias + tanh in one kernel (four floats per thread: 256 per channel)
+                    b.conv(1, 1, "same", "tanh", x, b.weight("w", {16, 16, 1, 1}), b.weight("b", {16})),
+                    // under 4096 elements: one per thread
+                    b.g.op(Op::Ewadd, {b.input("u", {1, 16, 8, 8}), b.weight("us", {16, 1, 1})}),
+                    b.g.op(Op::Relu, {b.input("v", {1, 512})})});
        }},
-      {"concat_split_widened", [](B& b) {  // rows of 16 and 8 bytes moved as wider elements
-         auto x = b.input("x", {1, 8, 4, 4}), y = b.input("y", {1, 4, 4, 4});
-         auto s = b.g.op(Op::Split, {b.g.num(3), b.g.num(2), b.input("z", {1, 2, 3, 8})});
+      {"concat_split_widened", [](B& b) {  // rows of 16 and 8 bytes moved as wider elements (16 KB and more)
+         auto x = b.input("x", {1, 16, 16, 16}), y = b.input("y", {1, 8, 16, 16});
+         auto s = b.g.op(Op::Split, {b.g.num(3), b.g.num(2), b.input("z", {1, 64, 16, 8})});
          b.outputs({b.g.op(Op::Concat, {b.g.num(1), x, y}),
-                    b.g.op(Op::Concat, {b.g.num(3), b.input("p", {1, 2, 3, 2}), b.input("q", {1, 2, 3, 6})}),
-                    b.g.op(Op::Split0, {s}), b.g.op(Op::Split1, {s})});
+                    b.g.op(Op::Concat, {b.g.num(3), b.input("p", {1, 64, 16, 2}), b.input("q", {1, 64, 16, 6})}),
+                    b.g.op(Op::Split0, {s}), b.g.op(Op::Split1, {s}),
+                    b.g.op(Op::Concat, {b.g.num(1), b.input("sa", {1, 8, 4, 4}), b.input("sb", {1, 4, 4, 4})})});
        }},
       {"activations", [](B& b) {
          auto x = b.input("x", {3, 7, 11});
