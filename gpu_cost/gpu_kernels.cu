@@ -248,7 +248,8 @@ constexpr int64_t kMax32 = (int64_t{1} << 31) - 1;
 // element, for widening): below it one element per thread keeps more threads in flight. On
 // an H200 (2026-11-26) four per thread took 8.7% off the DenseNet-121 export (tensors of 6k
 // floats and more) but NasRNN, whose tensors are 512 floats, ran 4% slower; below this size
-// one element per thread, as before (activations, concat and split: the same kernels).
+// one element per thread, as before (activations: the same kernel; the others with 32-bit
+// indices).
 constexpr int64_t kVec4Min = 4096;
 
 }  // namespace
