@@ -252,6 +252,9 @@ constexpr int64_t kMax32 = (int64_t{1} << 31) - 1;
 // indices).
 constexpr int64_t kVec4Min = 4096;
 
+/// Whether n elements go four per thread (given aligned pointers and matching operands).
+bool vec4_size(int64_t n) { return n >= kVec4Min && n <= kMax32 && n % 4 == 0; }
+
 }  // namespace
 
 void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma, const float* b,
@@ -260,7 +263,7 @@ void launch_binary(cudaStream_t s, bool mul, const float* a, const IndexMap& ma,
   clear_stale_error();
   Operand oa, ob;
   if (fast_operand(ma, oa) && fast_operand(mb, ob)) {
-    if (n >= kVec4Min && n <= kMax32 && n % 4 == 0 && aligned16(out) && vec4_ok(a, oa) && vec4_ok(b, ob)) {
+    if (vec4_size(n) && aligned16(out) && vec4_ok(a, oa) && vec4_ok(b, ob)) {
       binary_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(mul, a, oa, b, ob, out, static_cast<uint32_t>(n / 4), act);
     } else if (n <= kMax32) {
       binary_fast_kernel<uint32_t><<<blocks_for(n), kThreads, 0, s>>>(mul, a, oa, b, ob, out, static_cast<uint32_t>(n), act);
@@ -277,7 +280,7 @@ void launch_bias_act(cudaStream_t s, const float* in, const float* bias, int64_t
                      int64_t inner, float* out, int64_t n, Act act) {
   if (n == 0) return;
   clear_stale_error();
-  if (n >= kVec4Min && n <= kMax32 && n % 4 == 0 && aligned16(in) && aligned16(out) && (!bias || inner % 4 == 0)) {
+  if (vec4_size(n) && aligned16(in) && aligned16(out) && (!bias || inner % 4 == 0)) {
     bias_act_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(in, bias, static_cast<uint32_t>(channels),
                                                                 static_cast<uint32_t>(inner), out,
                                                                 static_cast<uint32_t>(n / 4), act);
