@@ -26,6 +26,11 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
 /// union of the children's sets. The extraction is the roots' set. When that set is cyclic
 /// (possible, the union is not checked), the per-class best nodes are tried, then the tree
 /// greedy; status "heuristic" or "fallback-greedy".
+/// Order (not extraction-gym's FIFO worklist): Knuth's generalisation of Dijkstra. A node is
+/// united once, when its last child class is settled, and the pending class with the
+/// cheapest set (then the lowest index) is settled next; a union never costs less than its
+/// parts, so a settled class cannot improve, and every class ends with the cheapest union of
+/// its children's final sets.
 ExtractResult extract_greedy_dag(const ExtractGraph& g);
 
 /// Greedy DAG's choice with the given per-node costs instead of the graph's (nodes whose cost
@@ -33,8 +38,8 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g);
 /// `fell_back` (if given) tells whether the tree greedy had to replace a cyclic union.
 /// Throws InputError when a root class has no finite acyclic option.
 /// max_items > 0 caps the work (the items of the cost sets it accepts, deterministic): past it,
-/// an empty choice comes back. Costs with many ties (residual costs, most of them 0) can make
-/// the sets improve again and again along a deep chain (3e9 items on a chain of 400 modules).
+/// an empty choice comes back (a safety net: at most one set per e-node is accepted, but a set
+/// may hold most classes).
 /// `stop` (if given) is polled: once it is set, an empty choice comes back (a caller that no
 /// longer needs the result).
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr,

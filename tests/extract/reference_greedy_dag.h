@@ -1,12 +1,15 @@
-// The greedy-DAG extractor as it was before CostSetUnion (shared_ptr'd sorted vectors, every
-// candidate merged and summed in full), kept as the oracle that the optimised version must
-// match choice for choice and bit for bit (test_greedy.cpp).
+// The greedy-DAG extractor written plainly (shared_ptr'd sorted vectors, every candidate merged
+// and summed in full, the pending classes in an ordered set), kept as the oracle that the
+// optimised version (CostSetUnion, GraphIndex, a heap with stale entries) must match choice for
+// choice and bit for bit (test_greedy.cpp). The order is greedy.cpp's: a node is evaluated
+// once, when its last child class is settled (parents in increasing node order); the pending
+// class with the smallest (total, class) is settled next.
 #pragma once
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -52,24 +55,11 @@ inline ReferenceDag reference_greedy_dag(const ExtractGraph& g) {
     if (g.usable(n))
       for (ClassIdx c : g.child_classes(n)) parents[c].push_back(n);
   std::vector<std::shared_ptr<const Set>> best(g.classes.size());
-  std::deque<NodeIdx> q;
-  std::vector<char> queued(g.nodes.size(), 0);
-  auto push = [&](NodeIdx n) {
-    if (!queued[n]) {
-      queued[n] = 1;
-      q.push_back(n);
-    }
-  };
-  for (NodeIdx n = 0; n < g.nodes.size(); ++n)
-    if (g.usable(n) && g.nodes[n].children.empty()) push(n);
-  while (!q.empty()) {
-    const NodeIdx n = q.front();
-    q.pop_front();
-    queued[n] = 0;
+  std::vector<char> settled(g.classes.size(), 0);
+  std::set<std::pair<double, ClassIdx>> pending;
+  auto evaluate = [&](NodeIdx n) {
     const ENode& e = g.nodes[n];
-    bool ready = true;
-    for (ClassIdx k : e.children) ready = ready && best[k] != nullptr;
-    if (!ready) continue;
+    if (settled[e.eclass]) return;  // (a settled class is never improved)
     const double prev = best[e.eclass] ? best[e.eclass]->total : kInf;
     Set cs;
     const auto kids = g.child_classes(n);
@@ -77,7 +67,7 @@ inline ReferenceDag reference_greedy_dag(const ExtractGraph& g) {
       cs.items = {{e.eclass, n}};
       cs.total = e.cost;
     } else if (kids.size() == 1 && e.cost + best[kids[0]]->total >= prev) {
-      continue;
+      return;
     } else {
       std::vector<const Set*> sets;
       for (ClassIdx k : kids) sets.push_back(best[k].get());
@@ -86,15 +76,29 @@ inline ReferenceDag reference_greedy_dag(const ExtractGraph& g) {
       cs.items = merge(sets);
       auto pos = std::lower_bound(cs.items.begin(), cs.items.end(),
                                   std::make_pair(e.eclass, NodeIdx{0}));
-      if (pos != cs.items.end() && pos->first == e.eclass) continue;
+      if (pos != cs.items.end() && pos->first == e.eclass) return;
       cs.items.insert(pos, {e.eclass, n});
       double s = 0.0;
       for (const auto& [c, m] : cs.items) s += g.nodes[m].cost;
       cs.total = s;
     }
-    if (!(cs.total < prev)) continue;
+    if (!(cs.total < prev)) return;
+    if (best[e.eclass]) pending.erase({prev, e.eclass});
     best[e.eclass] = std::make_shared<const Set>(std::move(cs));
-    for (NodeIdx p : parents[e.eclass]) push(p);
+    pending.insert({best[e.eclass]->total, e.eclass});
+  };
+  std::vector<size_t> waiting(g.nodes.size(), 0);
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
+    if (!g.usable(n)) continue;
+    waiting[n] = g.child_classes(n).size();
+    if (waiting[n] == 0) evaluate(n);
+  }
+  while (!pending.empty()) {
+    const ClassIdx c = pending.begin()->second;
+    pending.erase(pending.begin());
+    settled[c] = 1;
+    for (NodeIdx p : parents[c])
+      if (--waiting[p] == 0) evaluate(p);
   }
   for (ClassIdx r : g.roots)
     if (!best[r]) throw InputError("no acyclic extraction");

@@ -391,7 +391,10 @@ TEST(Restriction, RefinesNasNetAInMoreRounds) {
   EXPECT_EQ(extraction_problem(g, more.choice), "");
   EXPECT_EQ(base.restriction_rounds, 1);
   EXPECT_GE(more.restriction_rounds, 2);
-  EXPECT_GT(more.best_bound, base.best_bound + 0.05);
+  // (The default's bound is 3.6872 since the full steepest-edge pricing, 3.6449 before; the
+  // refined one 3.7230 with either.)
+  EXPECT_GT(more.best_bound, base.best_bound + 0.03);
+  EXPECT_GT(more.best_bound, 3.72);
   EXPECT_LE(more.best_bound, more.dag_cost);
   EXPECT_LE(more.dag_cost, base.dag_cost);
   EXPECT_NEAR(more.best_bound, more.restricted_bound, 1e-12);
