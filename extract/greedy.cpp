@@ -95,7 +95,7 @@ ExtractResult extract_greedy(const ExtractGraph& g) {
   return r;
 }
 
-ExtractResult extract_greedy_dag(const ExtractGraph& g) {
+ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<double> costs(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) costs[i] = g.nodes[i].cost;
@@ -104,7 +104,7 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
   r.status = "heuristic";
   r.gap = r.best_bound = std::nan("");
   bool fell_back = false;
-  r.choice = greedy_dag_choice(g, costs, &fell_back);
+  r.choice = greedy_dag_choice(g, costs, &fell_back, 0, nullptr, DagOrder::Settled, items);
   if (fell_back) r.status = "fallback-greedy";
   finish_result(g, r);
   r.time_s = seconds_since(t0);
@@ -112,75 +112,95 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g) {
 }
 
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back,
-                         size_t max_items, const std::atomic<bool>* stop) {
+                         size_t max_items, const std::atomic<bool>* stop, DagOrder order, size_t* items_out) {
   const GraphIndex index(g);
   CostSetUnion unite(g.classes.size(), costs);
 
   // best[c]: the class's current cost set (has[c] once it has one). A candidate replaces it
   // only when strictly cheaper.
-  //
-  // Order (Knuth's generalisation of Dijkstra): a node is evaluated once, when all its child
-  // classes are settled, and the class with the cheapest pending set is settled next. A union
-  // never costs less than any of its sets (the terms are non-negative and rounding is
-  // monotone), so the totals settle in non-decreasing order and a settled class can never be
-  // improved: every class ends with the cheapest union of its children's final sets, each node
-  // is united once, and no set is rebuilt when a descendant improves later (extraction-gym's
-  // FIFO worklist rebuilt NasNet-A's sets 20 times per class).
   std::vector<CostSet> best(g.classes.size());
   std::vector<char> has(g.classes.size(), 0), settled(g.classes.size(), 0);
-  std::vector<uint32_t> waiting(g.nodes.size(), 0);
-  using Pending = std::pair<double, ClassIdx>;  // (total, class), cheapest first, then by class
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
   CostSet cand;
   std::vector<const CostSet*> sets;
   size_t items = 0;
   bool capped = false;
-  // Evaluates node n (usable, all child classes settled) as a set for its class.
+  // Evaluates node n (usable, every child class with a set) as a set for its class; true when
+  // it replaced the class's set.
   auto offer = [&](NodeIdx n) {
     const ClassIdx ec = index.eclass(n);
-    if (capped || settled[ec] || !std::isfinite(costs[n])) return;  // settled: nothing is cheaper (above)
+    if (capped || settled[ec] || !std::isfinite(costs[n])) return false;  // settled: see below
     const auto kids = index.kids(n);
     const double cost = costs[n], prev = has[ec] ? best[ec].total : kInf;
     if (kids.empty()) {
-      if (!(cost < prev)) return;
+      if (!(cost < prev)) return false;
       cand.items.assign(1, CostItem{ec, n});
       cand.total = cost;
     } else {
       // Shortcut (exact for one child class): no cheaper than the child's set plus this node.
-      if (kids.size() == 1 && cost + best[kids[0]].total >= prev) return;
+      if (kids.size() == 1 && cost + best[kids[0]].total >= prev) return false;
       sets.clear();
       for (ClassIdx k : kids) sets.push_back(&best[k]);
       // The largest set first: it wins on classes several sets contain (the sort and this
       // rule define which node a shared class keeps, keep them as they are).
       std::sort(sets.begin(), sets.end(),
                 [](const CostSet* a, const CostSet* b) { return a->size() > b->size(); });
-      if (!unite.union_below(sets, ec, n, prev, cand)) return;
+      if (!unite.union_below(sets, ec, n, prev, cand)) return false;
     }
     // Copied rather than swapped: the class's buffers keep their capacity and the scratch
     // set keeps the largest one seen, so accepting allocates only when a set outgrows them.
     items += cand.items.size();
     if (max_items > 0 && items > max_items) {
       capped = true;
-      return;
+      return false;
     }
     best[ec] = cand;
     has[ec] = 1;
-    pending.emplace(best[ec].total, ec);
+    return true;
   };
-  for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
-    if (!index.usable(n)) continue;
-    waiting[n] = static_cast<uint32_t>(index.kids(n).size());
-    if (waiting[n] == 0) offer(n);
+  if (order == DagOrder::Settled) {
+    // Knuth's generalisation of Dijkstra: a node is evaluated once, when all its child classes
+    // are settled, and the class with the cheapest pending set is settled next. A union never
+    // costs less than any of its sets (the terms are non-negative and rounding is monotone),
+    // so the totals settle in non-decreasing order and a settled class can never be improved:
+    // every class ends with the cheapest union of its children's final sets, and no set is
+    // rebuilt when a descendant improves later.
+    std::vector<uint32_t> waiting(g.nodes.size(), 0);
+    using Pending = std::pair<double, ClassIdx>;  // (total, class), cheapest first, then by class
+    std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
+    auto offer_settled = [&](NodeIdx n) {
+      if (offer(n)) pending.emplace(best[index.eclass(n)].total, index.eclass(n));
+    };
+    for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
+      if (!index.usable(n)) continue;
+      waiting[n] = static_cast<uint32_t>(index.kids(n).size());
+      if (waiting[n] == 0) offer_settled(n);
+    }
+    for (uint32_t tick = 0; !pending.empty() && !capped;) {
+      if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      const auto [total, c] = pending.top();
+      pending.pop();
+      if (settled[c] || total != best[c].total) continue;  // settled, or since improved
+      settled[c] = 1;
+      for (NodeIdx p : index.parents(c))
+        if (--waiting[p] == 0) offer_settled(p);
+    }
+  } else {
+    // Extraction-gym's FIFO worklist: a node is evaluated whenever a child class's set
+    // improved, so a class may keep a set built from a child's earlier one (which the settled
+    // order never does) and sets are rebuilt along chains, many times per class.
+    UniqueQueue work(g.nodes.size());
+    for (NodeIdx n = 0; n < g.nodes.size(); ++n)
+      if (index.usable(n) && index.kids(n).empty()) work.push(n);
+    uint32_t n = 0;
+    for (uint32_t tick = 0; !capped && work.pop(n);) {
+      if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      bool ready = true;
+      for (ClassIdx k : index.kids(n)) ready = ready && has[k];
+      if (ready && offer(n))
+        for (NodeIdx p : index.parents(index.eclass(n))) work.push(p);
+    }
   }
-  for (uint32_t tick = 0; !pending.empty() && !capped;) {
-    if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
-    const auto [total, c] = pending.top();
-    pending.pop();
-    if (settled[c] || total != best[c].total) continue;  // settled, or since improved
-    settled[c] = 1;
-    for (NodeIdx p : index.parents(c))
-      if (--waiting[p] == 0) offer(p);
-  }
+  if (items_out) *items_out = items;
   if (capped) {
     spdlog::debug("greedy-dag: gave up after {} items in accepted sets (cap {})", items, max_items);
     return {};

@@ -26,12 +26,22 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
 /// union of the children's sets. The extraction is the roots' set. When that set is cyclic
 /// (possible, the union is not checked), the per-class best nodes are tried, then the tree
 /// greedy; status "heuristic" or "fallback-greedy".
-/// Order (not extraction-gym's FIFO worklist): Knuth's generalisation of Dijkstra. A node is
-/// united once, when its last child class is settled, and the pending class with the
-/// cheapest set (then the lowest index) is settled next; a union never costs less than its
-/// parts, so a settled class cannot improve, and every class ends with the cheapest union of
-/// its children's final sets.
-ExtractResult extract_greedy_dag(const ExtractGraph& g);
+/// In the settled order (DagOrder below); `items` (if given) receives the items of the sets it
+/// accepted.
+ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items = nullptr);
+
+/// The order greedy DAG evaluates nodes in (see greedy_dag_choice).
+enum class DagOrder {
+  /// Knuth's generalisation of Dijkstra: each node once, when its last child class is settled;
+  /// the pending class with the cheapest set (then the lowest index) is settled next. Every
+  /// class ends with the cheapest union of its children's final sets. The default.
+  Settled,
+  /// Extraction-gym's FIFO worklist: a node again whenever a child class's set improved. A
+  /// class may keep a set built from a child's earlier one, which is sometimes cheaper in the
+  /// end (the ILP's warm start runs both, this one capped), and sets are rebuilt along chains
+  /// (NasNet-A: 66 896 sets accepted for 3 301 classes, 29.6 M items, against 8 205 and 2.2 M).
+  Worklist,
+};
 
 /// Greedy DAG's choice with the given per-node costs instead of the graph's (nodes whose cost
 /// is not finite are never chosen; the ILP's start guided by LM-cut's residual costs).
@@ -41,8 +51,10 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g);
 /// an empty choice comes back (a safety net: at most one set per e-node is accepted, but a set
 /// may hold most classes).
 /// `stop` (if given) is polled: once it is set, an empty choice comes back (a caller that no
-/// longer needs the result).
+/// longer needs the result). `items` (if given) receives the items of the sets accepted (up to
+/// the cap's breach).
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr,
-                         size_t max_items = 0, const std::atomic<bool>* stop = nullptr);
+                         size_t max_items = 0, const std::atomic<bool>* stop = nullptr,
+                         DagOrder order = DagOrder::Settled, size_t* items = nullptr);
 
 }  // namespace tensat::extract

@@ -3,10 +3,12 @@
 // optimised version (CostSetUnion, GraphIndex, a heap with stale entries) must match choice for
 // choice and bit for bit (test_greedy.cpp). The order is greedy.cpp's: a node is evaluated
 // once, when its last child class is settled (parents in increasing node order); the pending
-// class with the smallest (total, class) is settled next.
+// class with the smallest (total, class) is settled next. reference_greedy_dag_worklist below is
+// the same for DagOrder::Worklist (extraction-gym's FIFO worklist, a std::deque of nodes).
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <set>
@@ -99,6 +101,108 @@ inline ReferenceDag reference_greedy_dag(const ExtractGraph& g) {
     settled[c] = 1;
     for (NodeIdx p : parents[c])
       if (--waiting[p] == 0) evaluate(p);
+  }
+  for (ClassIdx r : g.roots)
+    if (!best[r]) throw InputError("no acyclic extraction");
+  std::vector<const Set*> root_sets;
+  for (ClassIdx r : g.roots) root_sets.push_back(best[r].get());
+  Choice all(g.classes.size(), -1);
+  for (const auto& [c, m] : merge(root_sets)) all[c] = m;
+  ReferenceDag out;
+  out.choice = prune_to_roots(g, all);
+  if (!extraction_problem(g, out.choice).empty()) {
+    Choice per_class(g.classes.size(), -1);
+    for (size_t c = 0; c < g.classes.size(); ++c)
+      if (best[c])
+        for (const auto& [k, m] : best[c]->items)
+          if (k == c) per_class[c] = m;
+    out.choice = prune_to_roots(g, per_class);
+    if (!extraction_problem(g, out.choice).empty()) {
+      std::vector<double> costs(g.nodes.size());
+      for (size_t i = 0; i < g.nodes.size(); ++i) costs[i] = g.nodes[i].cost;
+      out.choice = greedy_tree_choice(g, costs);
+      out.fallback = true;
+    }
+  }
+  return out;
+}
+
+
+inline ReferenceDag reference_greedy_dag_worklist(const ExtractGraph& g) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  using Items = std::vector<std::pair<ClassIdx, NodeIdx>>;
+  struct Set {
+    Items items;
+    double total = kInf;
+  };
+  auto merge = [](const std::vector<const Set*>& sets) {
+    Items acc = sets.front()->items, tmp;
+    for (size_t s = 1; s < sets.size(); ++s) {
+      const auto& b = sets[s]->items;
+      tmp.clear();
+      size_t i = 0, j = 0;
+      while (i < acc.size() || j < b.size()) {
+        if (j == b.size() || (i < acc.size() && acc[i].first < b[j].first)) {
+          tmp.push_back(acc[i++]);
+        } else if (i == acc.size() || b[j].first < acc[i].first) {
+          tmp.push_back(b[j++]);
+        } else {
+          tmp.push_back(acc[i++]);
+          ++j;
+        }
+      }
+      acc.swap(tmp);
+    }
+    return acc;
+  };
+  std::vector<std::vector<NodeIdx>> parents(g.classes.size());
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n)
+    if (g.usable(n))
+      for (ClassIdx c : g.child_classes(n)) parents[c].push_back(n);
+  std::vector<std::shared_ptr<const Set>> best(g.classes.size());
+  std::deque<NodeIdx> q;
+  std::vector<char> queued(g.nodes.size(), 0);
+  auto push = [&](NodeIdx n) {
+    if (!queued[n]) {
+      queued[n] = 1;
+      q.push_back(n);
+    }
+  };
+  for (NodeIdx n = 0; n < g.nodes.size(); ++n)
+    if (g.usable(n) && g.nodes[n].children.empty()) push(n);
+  while (!q.empty()) {
+    const NodeIdx n = q.front();
+    q.pop_front();
+    queued[n] = 0;
+    const ENode& e = g.nodes[n];
+    bool ready = true;
+    for (ClassIdx k : e.children) ready = ready && best[k] != nullptr;
+    if (!ready) continue;
+    const double prev = best[e.eclass] ? best[e.eclass]->total : kInf;
+    Set cs;
+    const auto kids = g.child_classes(n);
+    if (kids.empty()) {
+      cs.items = {{e.eclass, n}};
+      cs.total = e.cost;
+    } else if (kids.size() == 1 && e.cost + best[kids[0]]->total >= prev) {
+      continue;
+    } else {
+      std::vector<const Set*> sets;
+      for (ClassIdx k : kids) sets.push_back(best[k].get());
+      std::sort(sets.begin(), sets.end(),
+                [](const Set* a, const Set* b) { return a->items.size() > b->items.size(); });
+      cs.items = merge(sets);
+      auto pos = std::lower_bound(cs.items.begin(), cs.items.end(),
+                                  std::make_pair(e.eclass, NodeIdx{0}));
+      if (pos != cs.items.end() && pos->first == e.eclass) continue;
+      cs.items.insert(pos, {e.eclass, n});
+      double s = 0.0;
+      for (const auto& [c, m] : cs.items) s += g.nodes[m].cost;
+      cs.total = s;
+    }
+    if (!(cs.total < prev)) continue;
+    best[e.eclass] = std::make_shared<const Set>(std::move(cs));
+    for (NodeIdx p : parents[e.eclass]) push(p);
   }
   for (ClassIdx r : g.roots)
     if (!best[r]) throw InputError("no acyclic extraction");

@@ -150,6 +150,19 @@ void expect_same_as_reference(const ExtractGraph& g, const std::string& what) {
   EXPECT_EQ(got.status == "fallback-greedy", ref.fallback) << what;
   const double a = got.dag_cost, b = dag_cost(g, ref.choice);
   EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << what << ": " << a << " vs " << b;
+  // The worklist order (the ILP's warm start runs it beside the settled one).
+  std::vector<double> costs(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  testing::ReferenceDag fifo;
+  try {
+    fifo = testing::reference_greedy_dag_worklist(g);
+  } catch (const InputError&) {
+    EXPECT_THROW(greedy_dag_choice(g, costs, nullptr, 0, nullptr, DagOrder::Worklist), InputError) << what;
+    return;
+  }
+  bool fell_back = false;
+  EXPECT_EQ(greedy_dag_choice(g, costs, &fell_back, 0, nullptr, DagOrder::Worklist), fifo.choice) << what;
+  EXPECT_EQ(fell_back, fifo.fallback) << what;
 }
 
 TEST(Greedy, DagMatchesTheReferenceOnRandomGraphs) {
