@@ -191,7 +191,10 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
     std::vector<double> costs(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
     const size_t cap = std::max<size_t>(1'000'000, 4 * items);
-    if (const Choice c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist); !c.empty()) {
+    if (const Choice c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist); c == w.dag.choice) {
+      w.worklist = w.dag.dag_cost;  // the same extraction (most e-graphs): no second local search
+      w.worklist_local = w.local.dag_cost;
+    } else if (!c.empty()) {
       w.worklist = dag_cost(g, c);
       ExtractResult local = opts.local_search ? improve_local(g, c) : ExtractResult{};
       if (!opts.local_search) {
