@@ -159,11 +159,15 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
   };
   if (order == DagOrder::Settled) {
     // Knuth's generalisation of Dijkstra: a node is evaluated once, when all its child classes
-    // are settled, and the class with the cheapest pending set is settled next. A union never
-    // costs less than any of its sets (the terms are non-negative and rounding is monotone),
-    // so the totals settle in non-decreasing order and a settled class can never be improved:
-    // every class ends with the cheapest union of its children's final sets, and no set is
-    // rebuilt when a descendant improves later.
+    // are settled, and the class with the cheapest pending set is settled next. Settled sets
+    // are final, so all of them agree on every class they share (each holds that class's own
+    // final node); a union of them is then a plain superset of each, and never costs less
+    // than any (the terms are non-negative and rounding is monotone). So the totals settle in
+    // non-decreasing order and a settled class can never be improved: every class ends with
+    // the cheapest union of its children's final sets, no set is rebuilt when a descendant
+    // improves later, and the roots' union is acyclic (each class's node reads classes
+    // settled before it). (In the worklist order a union keeps the first set's node where
+    // sets disagree, and may cost less than a later set.)
     std::vector<uint32_t> waiting(g.nodes.size(), 0);
     using Pending = std::pair<double, ClassIdx>;  // (total, class), cheapest first, then by class
     std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending;
@@ -176,7 +180,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
       if (waiting[n] == 0) offer_settled(n);
     }
     for (uint32_t tick = 0; !pending.empty() && !capped;) {
-      if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      if (stop && (tick++ & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
       const auto [total, c] = pending.top();
       pending.pop();
       if (settled[c] || total != best[c].total) continue;  // settled, or since improved
@@ -193,7 +197,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
       if (index.usable(n) && index.kids(n).empty()) work.push(n);
     uint32_t n = 0;
     for (uint32_t tick = 0; !capped && work.pop(n);) {
-      if (stop && (++tick & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      if (stop && (tick++ & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
       bool ready = true;
       for (ClassIdx k : index.kids(n)) ready = ready && has[k];
       if (ready && offer(n))

@@ -24,8 +24,9 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
 /// Greedy DAG (extraction-gym's faster-greedy-dag): per class keep the cheapest "cost set",
 /// a closed set of (class, node) pairs whose node costs are summed once, built from the
 /// union of the children's sets. The extraction is the roots' set. When that set is cyclic
-/// (possible, the union is not checked), the per-class best nodes are tried, then the tree
-/// greedy; status "heuristic" or "fallback-greedy".
+/// (possible in the worklist order below, whose unions are not checked; not in the settled
+/// one), the per-class best nodes are tried, then the tree greedy; status "heuristic" or
+/// "fallback-greedy".
 /// In the settled order (DagOrder below); `items` (if given) receives the items of the sets it
 /// accepted.
 ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items = nullptr);
@@ -52,7 +53,7 @@ enum class DagOrder {
 /// may hold most classes).
 /// `stop` (if given) is polled: once it is set, an empty choice comes back (a caller that no
 /// longer needs the result). `items` (if given) receives the items of the sets accepted (up to
-/// the cap's breach).
+/// the cap's breach; left as it was when `stop` ended the call).
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& node_costs, bool* fell_back = nullptr,
                          size_t max_items = 0, const std::atomic<bool>* stop = nullptr,
                          DagOrder order = DagOrder::Settled, size_t* items = nullptr);

@@ -83,6 +83,9 @@ Choice repair(const ExtractGraph& g, const Choice& cyclic) {
 }
 
 
+// The guided start's tie-break on residual costs (below): a millionth of the real cost.
+constexpr double kResidualTie = 1e-6;
+
 // A second start, guided by the bound (phase 4): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
 // every landmark), so one with little residual cost is near the bound; when its real cost
@@ -94,8 +97,6 @@ Choice repair(const ExtractGraph& g, const Choice& cyclic) {
 // better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller
 // keeps the cheaper part of each block), or an empty choice when there is none (or once
 // `stop` is set: the caller no longer needs it).
-constexpr double kResidualTie = 1e-6;
-
 Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm,
                     const std::atomic<bool>& stop) {
   // The nodes still usable, in a compact graph (the same classes, the same node order): on
@@ -703,8 +704,9 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     {
       // A part whose predecessors (in `order`) have all finished gets the work they left as
       // its limit, exactly as one after the other, so its LP is never solved twice; the last
-      // part (the largest, often most of the work) waits for them (NasRNN at k_multi 2: its
-      // 9114-column LP ran past the limit and was solved again, 0.19 s).
+      // part (the largest, often most of the work) waits for them where the work left could
+      // bind it (below; NasRNN at k_multi 2: its 9114-column LP ran past the limit and was
+      // solved again, 0.19 s, before it waited).
       std::atomic<size_t> next{0};
       std::mutex mu;
       std::condition_variable cv;
