@@ -192,7 +192,14 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
     std::vector<double> costs(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
     const size_t cap = std::max<size_t>(1'000'000, 4 * items);
-    if (const Choice c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist); c == w.dag.choice) {
+    Choice c;
+    try {
+      c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist);
+    } catch (const InputError&) {
+      // (Not expected: both orders give a set to exactly the classes with an acyclic
+      // extraction, and the settled one found the roots'.)
+    }
+    if (c == w.dag.choice) {
       w.worklist = w.dag.dag_cost;  // the same extraction (most e-graphs): no second local search
       w.worklist_local = w.local.dag_cost;
     } else if (!c.empty()) {
