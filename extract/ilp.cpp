@@ -23,10 +23,10 @@
 #include "extract/formulation.h"
 #include "extract/greedy.h"
 #include "extract/lm_cut.h"
-#include "extract/local_search.h"
 #include "extract/reduce.h"
 #include "extract/restriction.h"
 #include "extract/ilp_progress.h"
+#include "extract/ilp_starts.h"
 #include "extract/restricted_search.h"
 #include "extract/twins.h"
 #include "extract/work_units.h"
@@ -83,72 +83,6 @@ Choice repair(const ExtractGraph& g, const Choice& cyclic) {
 }
 
 
-// The guided start's tie-break on residual costs (below): a millionth of the real cost.
-constexpr double kResidualTie = 1e-6;
-
-// A second start, guided by the bound (phase 4): the extraction that is cheapest in the
-// landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits
-// every landmark), so one with little residual cost is near the bound; when its real cost
-// meets the bound, it is optimal and CBC does not run (NasRNN, table v1: 0.146 -> 0.029 s,
-// when it was taken before the LPs; since 2026-11-26 it is taken after them, only where they
-// leave the problem open).
-// Greedy DAG on the residual costs, then the local search on the real costs, both without
-// the eliminated nodes (greedy DAG on the real costs of that restricted graph found nothing
-// better on the benchmark e-graphs). Returns its extraction whatever it costs (the caller
-// keeps the cheaper part of each block), or an empty choice when there is none (or once
-// `stop` is set: the caller no longer needs it).
-Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTask& task, const LmCut& lm,
-                    const std::atomic<bool>& stop) {
-  // The nodes still usable, in a compact graph (the same classes, the same node order): on
-  // NasRNN 3k of 13k nodes, so greedy DAG and the local search walk a quarter of the nodes.
-  ExtractGraph restricted;
-  restricted.classes.resize(g.classes.size());
-  restricted.roots = g.roots;
-  std::vector<double> residual_cost;
-  std::vector<NodeIdx> original;  // per compact node
-  for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
-    const uint32_t a = task.action_of(n);
-    double c = g.nodes[n].cost, r = c;
-    if (a != RelaxedTask::kNone) {
-      if (!lm.enabled(a)) continue;
-      // Plus a millionth of the real cost: most residual costs are 0, and among the many
-      // extractions that tie on them this takes the cheaper nodes (the greedy DAG's settled
-      // order otherwise breaks those ties by class index: Inception-v3 at k_multi 2, pipeline,
-      // 2.470128 against 2.467196 before that order, 2.465661 with this).
-      r = std::max(0.0, lm.residual()[a]) + kResidualTie * c;
-    } else if (!red.class_free[g.nodes[n].eclass]) {
-      continue;  // dropped by the reduction (a kept node replaces it)
-    }  // else a free class's node: what map_to_reduced fills in anyway
-    if (!std::isfinite(c)) continue;
-    ENode node = g.nodes[n];
-    node.cost = c;
-    restricted.classes[node.eclass].nodes.push_back(static_cast<NodeIdx>(restricted.nodes.size()));
-    restricted.nodes.push_back(std::move(node));
-    residual_cost.push_back(r);
-    original.push_back(n);
-  }
-  auto to_original = [&](Choice c) {
-    for (int64_t& x : c)
-      if (x >= 0) x = static_cast<int64_t>(original[static_cast<size_t>(x)]);
-    return c;
-  };
-  Choice best;
-  try {
-    // Capped (deterministically), a safety net: each node is united once (greedy.h), but its
-    // set may hold most classes. Before that order, the residual costs' ties made it rebuild
-    // the sets along deep chains for minutes; on NasNet-A it now accepts 210 items per node.
-    const size_t cap = std::max<size_t>(10'000'000, 5000 * g.nodes.size());
-    const Choice start = greedy_dag_choice(restricted, residual_cost, nullptr, cap, &stop);
-    LocalSearchOptions lo;
-    lo.stop = &stop;
-    if (!start.empty()) best = to_original(improve_local(restricted, start, lo).choice);
-    if (stop) best.clear();
-  } catch (const InputError&) {
-    // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays
-  }
-  return best;
-}
-
 // Runs f on another thread when `concurrent` (and a thread can be started), else when its
 // result is asked for; either way the caller joins it at a fixed point, so the result is the same.
 template <class F>
@@ -163,74 +97,6 @@ auto launch_beside(bool concurrent, F&& f) {
   return std::async(std::launch::deferred, std::forward<F>(f));
 }
 
-// Phase 1's warm start (see ilp.h): the best of greedy, greedy-DAG and greedy-DAG improved by
-// local search (all checked acyclic; the local search is never worse than greedy-DAG), and of
-// the hints after the local search; on the unreduced graph (extract_ilp maps it onto the
-// reduced problem, never more expensive).
-// Greedy DAG runs in both orders (greedy.h, DagOrder): the settled one, and the worklist one
-// capped at four times the settled one's items (at least 10^6), each followed by the local
-// search. The worklist order's sets are sometimes the better start (ts_efficientnet_v2_s:
-// 5.126454 after the local search against 5.139039), but it rebuilds sets along chains: on
-// NasNet-A it needs 29.6 M items against 2.2 M (0.37 s against 0.04 s), and the cap stops it
-// after 0.065 s (uncapped it would have given the same 4.036455).
-struct WarmStart {
-  ExtractResult greedy, dag, local;
-  double worklist = std::nan("");  // the worklist order's greedy DAG (NaN: capped)
-  double worklist_local = std::nan("");
-  double worklist_s = 0.0;
-  Choice choice;
-};
-
-WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
-  WarmStart w;
-  w.greedy = extract_greedy(g);
-  size_t items = 0;
-  w.dag = extract_greedy_dag(g, &items);
-  w.local = opts.local_search ? improve_local(g, w.dag.choice) : w.dag;
-  {
-    const auto t0 = Clock::now();
-    std::vector<double> costs(g.nodes.size());
-    for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
-    const size_t cap = std::max<size_t>(1'000'000, 4 * items);
-    Choice c;
-    try {
-      c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist);
-    } catch (const InputError&) {
-      // (Not expected: both orders give a set to exactly the classes with an acyclic
-      // extraction, and the settled one found the roots'.)
-    }
-    if (c == w.dag.choice) {
-      w.worklist = w.dag.dag_cost;  // the same extraction (most e-graphs): no second local search
-      w.worklist_local = w.local.dag_cost;
-    } else if (!c.empty()) {
-      w.worklist = dag_cost(g, c);
-      ExtractResult local = opts.local_search ? improve_local(g, c) : ExtractResult{};
-      if (!opts.local_search) {
-        local.choice = c;
-        local.dag_cost = w.worklist;
-      }
-      w.worklist_local = local.dag_cost;
-      if (local.dag_cost < w.local.dag_cost) w.local = std::move(local);
-    }
-    w.worklist_s = seconds_since(t0);
-  }
-  w.choice = w.local.dag_cost <= w.greedy.dag_cost ? w.local.choice : w.greedy.choice;
-  double start_cost = std::min(w.local.dag_cost, w.greedy.dag_cost);
-  for (const Choice& hint : opts.hints) {
-    if (const std::string why = extraction_problem(g, hint); !why.empty()) {
-      spdlog::debug("ilp: hint skipped: {}", why);
-      continue;
-    }
-    Choice c = opts.local_search ? improve_local(g, hint).choice : hint;
-    const double cost = dag_cost(g, c);
-    spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
-    if (cost < start_cost) {
-      w.choice = std::move(c);
-      start_cost = cost;
-    }
-  }
-  return w;
-}
 
 // The relaxed task and LM-cut's first run (phase 2): they need the reduction, not the
 // incumbent, so they run beside the warm start (WarmStart).
