@@ -401,9 +401,15 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // change the search's path); the incumbent and the guided start are mapped onto what is
     // left (no dearer; still a warm start, not an improvement).
     std::vector<int64_t> swapped_to;
-    Blocks blocks;  // (of the swapped problem, where the swaps are taken: found deciding them)
+    // (Of the swapped problem where the swaps are taken, else of ilp_red: both found deciding them.)
+    Blocks blocks;
+    bool have_blocks = false;
     if (with_blocks && opts.swaps) {
       Swaps sw = find_swaps(g, ilp_red, req);
+      if (!sw.replacement.empty()) {
+        blocks = std::move(sw.blocks);
+        have_blocks = true;
+      }
       if (sw.dominated + sw.swapped > 0) {
         std::vector<char> kept(ilp_red.node_alive.begin(), ilp_red.node_alive.end());
         for (NodeIdx n = 0; n < g.nodes.size(); ++n)
@@ -434,7 +440,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         }
       }
     }
-    if (with_blocks && swapped_to.empty()) blocks = find_blocks(g, ilp_red, req);
+    if (with_blocks && !have_blocks) blocks = find_blocks(g, ilp_red, req);
     // Where the swaps were taken, the restricted search (step 7) would split the problem
     // little further. Phase 5's LPs may draw on its budget as well: where they need more than
     // this search's, steps 5-6 keep both budgets (so CBC, and its stall rule, a quarter of the

@@ -158,9 +158,9 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
   // The acyclicity the swap argument needs, and computed requirements: find_blocks checks
   // both (no blocks when either fails).
   if (!req.computed) return sw;
-  const Blocks blocks = find_blocks(g, red, req);
-  if (blocks.count() == 0) return sw;
-  for (const auto& b : blocks.classes) sw.largest_block = std::max(sw.largest_block, b.size());
+  sw.blocks = find_blocks(g, red, req);
+  if (sw.blocks.count() == 0) return sw;
+  for (const auto& b : sw.blocks.classes) sw.largest_block = std::max(sw.largest_block, b.size());
   sw.replacement.assign(g.nodes.size(), -1);
   auto alive = [&](NodeIdx n) { return red.node_alive[n] && sw.replacement[n] < 0; };
   auto given = [&](ClassIdx k) { return req.mandatory[k] || red.class_free[k]; };

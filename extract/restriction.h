@@ -47,6 +47,7 @@
 #pragma once
 #include <vector>
 
+#include "extract/blocks.h"
 #include "extract/extract_graph.h"
 #include "extract/reduce.h"
 
@@ -77,6 +78,9 @@ struct Swaps {
   size_t dominated = 0;  ///< nodes dominated once mandatory classes count as given
   size_t swapped = 0;    ///< nodes whose credit is at least their class's cheapest base node
   size_t largest_block = 0;  ///< the largest block (blocks.h) before them, in classes
+  /// The blocks before them (of `red` with `req`; what find_blocks gives there): the ILP's
+  /// blocks where the swaps are not taken.
+  Blocks blocks;
 };
 
 /// The swaps over the candidate nodes of `red` (alive), with requirements over `red` that were
