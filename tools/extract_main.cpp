@@ -18,6 +18,7 @@
 #include "extract/extract.h"
 #include "extract/serialize_json.h"
 #include "support/blas_threads.h"
+#include "tools/tool_cli.h"
 
 int main(int argc, char** argv) {
   tensat::park_blas_threads();
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
                  "run must give the same extraction (it is deterministic), else exit 3")
       ->check(CLI::Range(1, 1000000));
   app.add_flag("-v,--verbose", verbose, "debug log on stderr (twice: trace, with CBC's events)");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
 
   spdlog::set_default_logger(spdlog::stderr_color_mt("extract"));
   spdlog::set_level(verbose == 0 ? spdlog::level::warn : verbose == 1 ? spdlog::level::debug : spdlog::level::trace);
