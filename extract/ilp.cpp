@@ -406,10 +406,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     bool have_blocks = false;
     if (with_blocks && opts.swaps) {
       Swaps sw = find_swaps(g, ilp_red, req);
-      if (!sw.replacement.empty()) {
-        blocks = std::move(sw.blocks);
-        have_blocks = true;
-      }
+      blocks = std::move(sw.blocks);  // (none where it found none: find_blocks finds none either)
+      have_blocks = true;
       if (sw.dominated + sw.swapped > 0) {
         std::vector<char> kept(ilp_red.node_alive.begin(), ilp_red.node_alive.end());
         for (NodeIdx n = 0; n < g.nodes.size(); ++n)

@@ -335,8 +335,8 @@ Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_pas
       if (!out.unusable[cls[w]]) ranked[rank[w] / 64] |= uint64_t{1} << (rank[w] % 64);
     });
     std::fill(acc.begin(), acc.end(), 0);
-    for_each_bit(ranked.data(), W, [&](uint32_t r) {
-      const uint32_t w = by_rank[r];
+    for_each_bit(ranked.data(), W, [&](uint32_t at) {
+      const uint32_t w = by_rank[at];
       if ((acc[w / 64] >> (w % 64)) & 1) return;
       out.immediate[cls[v]].push_back(cls[w]);
       const uint64_t* rw = &req[static_cast<size_t>(w) * W];

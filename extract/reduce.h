@@ -82,8 +82,9 @@ struct Requirements {
   const uint64_t* of(ClassIdx c) const { return &bits[static_cast<size_t>(dense[c]) * words]; }
 };
 
-/// Computes the requirements by a greatest-fixpoint iteration over bitsets (one pass and a
-/// check on acyclic problems; gives up, computed = false, after max_passes).
+/// Computes the requirements by a greatest-fixpoint iteration over bitsets (one pass, in a
+/// children-first order, where the class graph is acyclic; else passes until nothing changes,
+/// giving up, computed = false, after max_passes).
 Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_passes = 30);
 
 /// One line summarising the statistics, for logs.
