@@ -118,7 +118,9 @@ int main(int argc, char** argv) {
       times.push_back(one.time_s);
       if (run > 0 && (one.choice != r.choice || one.status != r.status))
         throw std::runtime_error("run " + std::to_string(run + 1) + " gave another extraction than run 1 (cost " +
-                                 std::to_string(one.dag_cost) + " vs " + std::to_string(r.dag_cost) + ")");
+                                 std::to_string(one.dag_cost) + " vs " + std::to_string(r.dag_cost) + ", status " +
+                                 one.status + " vs " + r.status +
+                                 "); the extraction is deterministic unless the wall-clock --time-limit ended a run");
       if (run == 0) r = std::move(one);
     }
     std::sort(times.begin(), times.end());
