@@ -83,6 +83,12 @@ Choice prune_to_roots(const ExtractGraph& g, const Choice& choice) {
   return out;
 }
 
+std::vector<double> node_costs(const ExtractGraph& g) {
+  std::vector<double> costs(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  return costs;
+}
+
 double dag_cost(const ExtractGraph& g, const Choice& choice) {
   const Choice reach = prune_to_roots(g, choice);
   double sum = 0.0;

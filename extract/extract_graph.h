@@ -106,6 +106,9 @@ struct ExtractResult {
 /// A reachable class with no choice stays -1 (check_extraction then rejects it).
 Choice prune_to_roots(const ExtractGraph& g, const Choice& choice);
 
+/// Per node its cost (the cost vector greedy_tree_choice and greedy_dag_choice take).
+std::vector<double> node_costs(const ExtractGraph& g);
+
 /// DAG cost: the sum of the costs of the chosen nodes reachable from the roots.
 double dag_cost(const ExtractGraph& g, const Choice& choice);
 /// Tree cost: the roots' terms expanded as trees. Requires an acyclic choice.

@@ -83,8 +83,7 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
 
 ExtractResult extract_greedy(const ExtractGraph& g) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> costs(g.nodes.size());
-  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  const std::vector<double> costs = node_costs(g);
   ExtractResult r;
   r.method = "greedy";
   r.status = "heuristic";
@@ -97,8 +96,7 @@ ExtractResult extract_greedy(const ExtractGraph& g) {
 
 ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> costs(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) costs[i] = g.nodes[i].cost;
+  const std::vector<double> costs = node_costs(g);
   ExtractResult r;
   r.method = "dag";
   r.status = "heuristic";

@@ -75,8 +75,7 @@ Reduction no_reduction(const ExtractGraph& g) {
 // An acyclic extraction that keeps as much of a (cyclic) ILP choice as the tree greedy can:
 // the ILP's nodes cost nothing, the others their cost.
 Choice repair(const ExtractGraph& g, const Choice& cyclic) {
-  std::vector<double> costs(g.nodes.size());
-  for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+  std::vector<double> costs = node_costs(g);
   for (int64_t n : cyclic)
     if (n >= 0) costs[static_cast<size_t>(n)] = 0.0;
   return greedy_tree_choice(g, costs);

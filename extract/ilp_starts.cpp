@@ -2,7 +2,6 @@
 #include "extract/ilp_starts.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,7 +15,6 @@ namespace tensat::extract {
 
 namespace {
 using Clock = Stopwatch::Clock;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // The guided start's tie-break on residual costs (guided_start): a millionth of the real cost.
 constexpr double kResidualTie = 1e-6;
 
@@ -30,8 +28,7 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
   w.local = opts.local_search ? improve_local(g, w.dag.choice) : w.dag;
   {
     const auto t0 = Clock::now();
-    std::vector<double> costs(g.nodes.size());
-    for (size_t n = 0; n < g.nodes.size(); ++n) costs[n] = g.nodes[n].cost;
+    const std::vector<double> costs = node_costs(g);
     const size_t cap = std::max<size_t>(1'000'000, 4 * items);
     Choice c;
     try {
