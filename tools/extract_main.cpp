@@ -7,11 +7,11 @@
 // that gave another extraction).
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
-#include <vector>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
