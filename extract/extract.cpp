@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "extract/graph_index.h"
 #include "extract/local_search.h"
 #include "support/enum_names.h"
 
@@ -25,8 +26,9 @@ ExtractResult extract(const ExtractGraph& g, const ExtractOptions& opts) {
     case Method::Greedy: return extract_greedy(g);
     case Method::Dag: {
       // Greedy DAG, then local search on its extraction (never worse, see local_search.h).
-      const ExtractResult dag = extract_greedy_dag(g);
-      ExtractResult r = improve_local(g, dag.choice);
+      const GraphIndex index(g);
+      const ExtractResult dag = extract_greedy_dag(g, index);
+      ExtractResult r = improve_local(g, index, dag.choice);
       r.method = dag.method;
       r.status = dag.status;
       r.time_s += dag.time_s;

@@ -54,7 +54,10 @@ void require_roots(const ExtractGraph& g, const Choice& choice) {
 }  // namespace
 
 Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node_costs) {
-  const GraphIndex index(g);
+  return greedy_tree_choice(g, GraphIndex(g), node_costs);
+}
+
+Choice greedy_tree_choice(const ExtractGraph& g, const GraphIndex& index, const std::vector<double>& node_costs) {
   std::vector<double> best(g.classes.size(), kInf);
   Choice choice(g.classes.size(), -1);
   UniqueQueue work(g.nodes.size());
@@ -81,13 +84,15 @@ Choice greedy_tree_choice(const ExtractGraph& g, const std::vector<double>& node
   return prune_to_roots(g, choice);
 }
 
-ExtractResult extract_greedy(const ExtractGraph& g) {
+ExtractResult extract_greedy(const ExtractGraph& g) { return extract_greedy(g, GraphIndex(g)); }
+
+ExtractResult extract_greedy(const ExtractGraph& g, const GraphIndex& index) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<double> costs = node_costs(g);
   ExtractResult r;
   r.method = "greedy";
   r.status = "heuristic";
-  r.choice = greedy_tree_choice(g, costs);
+  r.choice = greedy_tree_choice(g, index, costs);
   r.gap = r.best_bound = std::nan("");
   finish_result(g, r);
   r.time_s = seconds_since(t0);
@@ -95,6 +100,10 @@ ExtractResult extract_greedy(const ExtractGraph& g) {
 }
 
 ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
+  return extract_greedy_dag(g, GraphIndex(g), items);
+}
+
+ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index, size_t* items) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<double> costs = node_costs(g);
   ExtractResult r;
@@ -102,7 +111,7 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
   r.status = "heuristic";
   r.gap = r.best_bound = std::nan("");
   bool fell_back = false;
-  r.choice = greedy_dag_choice(g, costs, &fell_back, 0, nullptr, DagOrder::Settled, items);
+  r.choice = greedy_dag_choice(g, index, costs, &fell_back, 0, nullptr, DagOrder::Settled, items);
   if (fell_back) r.status = "fallback-greedy";
   finish_result(g, r);
   r.time_s = seconds_since(t0);
@@ -111,7 +120,12 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
 
 Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs, bool* fell_back,
                          size_t max_items, const std::atomic<bool>* stop, DagOrder order, size_t* items_out) {
-  const GraphIndex index(g);
+  return greedy_dag_choice(g, GraphIndex(g), costs, fell_back, max_items, stop, order, items_out);
+}
+
+Choice greedy_dag_choice(const ExtractGraph& g, const GraphIndex& index, const std::vector<double>& costs,
+                         bool* fell_back, size_t max_items, const std::atomic<bool>* stop, DagOrder order,
+                         size_t* items_out) {
   CostSetUnion unite(g.classes.size(), costs);
 
   // best[c]: the class's current cost set (has[c] once it has one). A candidate replaces it
@@ -230,7 +244,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const std::vector<double>& costs
       if (has[c]) per_class[c] = best[c].node_of(c);
     choice = prune_to_roots(g, per_class);
     if (!extraction_problem(g, choice).empty()) {
-      choice = greedy_tree_choice(g, costs);
+      choice = greedy_tree_choice(g, index, costs);
       if (fell_back) *fell_back = true;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "extract/graph_index.h"
 #include "extract/greedy.h"
 #include "extract/local_search.h"
 #include "support/stopwatch.h"
@@ -22,17 +23,18 @@ constexpr double kResidualTie = 1e-6;
 
 WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
   WarmStart w;
-  w.greedy = extract_greedy(g);
+  const GraphIndex index(g);  // (one for every heuristic here)
+  w.greedy = extract_greedy(g, index);
   size_t items = 0;
-  w.dag = extract_greedy_dag(g, &items);
-  w.local = opts.local_search ? improve_local(g, w.dag.choice) : w.dag;
+  w.dag = extract_greedy_dag(g, index, &items);
+  w.local = opts.local_search ? improve_local(g, index, w.dag.choice) : w.dag;
   {
     const auto t0 = Clock::now();
     const std::vector<double> costs = node_costs(g);
     const size_t cap = std::max<size_t>(1'000'000, 4 * items);
     Choice c;
     try {
-      c = greedy_dag_choice(g, costs, nullptr, cap, nullptr, DagOrder::Worklist);
+      c = greedy_dag_choice(g, index, costs, nullptr, cap, nullptr, DagOrder::Worklist);
     } catch (const InputError&) {
       // (Not expected: both orders give a set to exactly the classes with an acyclic
       // extraction, and the settled one found the roots'.)
@@ -42,7 +44,7 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
       w.worklist_local = w.local.dag_cost;
     } else if (!c.empty()) {
       w.worklist = dag_cost(g, c);
-      ExtractResult local = opts.local_search ? improve_local(g, c) : ExtractResult{};
+      ExtractResult local = opts.local_search ? improve_local(g, index, c) : ExtractResult{};
       if (!opts.local_search) {
         local.choice = c;
         local.dag_cost = w.worklist;
@@ -59,7 +61,7 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
       spdlog::debug("ilp: hint skipped: {}", why);
       continue;
     }
-    Choice c = opts.local_search ? improve_local(g, hint).choice : hint;
+    Choice c = opts.local_search ? improve_local(g, index, hint).choice : hint;
     const double cost = dag_cost(g, c);
     spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
     if (cost < start_cost) {
@@ -111,10 +113,11 @@ Choice guided_start(const ExtractGraph& g, const Reduction& red, const RelaxedTa
     // set may hold most classes. Before that order, the residual costs' ties made it rebuild
     // the sets along deep chains for minutes; on NasNet-A it now accepts 210 items per node.
     const size_t cap = std::max<size_t>(10'000'000, 5000 * g.nodes.size());
-    const Choice start = greedy_dag_choice(restricted, residual_cost, nullptr, cap, &stop);
+    const GraphIndex index(restricted);
+    const Choice start = greedy_dag_choice(restricted, index, residual_cost, nullptr, cap, &stop);
     LocalSearchOptions lo;
     lo.stop = &stop;
-    if (!start.empty()) best = to_original(improve_local(restricted, start, lo).choice);
+    if (!start.empty()) best = to_original(improve_local(restricted, index, start, lo).choice);
     if (stop) best.clear();
   } catch (const InputError&) {
     // no extraction without the eliminated nodes: the incumbent (which keeps its nodes) stays

@@ -10,7 +10,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "extract/graph_index.h"
 
 namespace tensat::extract {
 
@@ -41,9 +40,9 @@ double seconds_since(Clock::time_point t0) {
 // step of a compound move) is undone exactly.
 class Search {
  public:
-  Search(const ExtractGraph& g, const Choice& start, const LocalSearchOptions& opts,
+  Search(const ExtractGraph& g, const GraphIndex& index, const Choice& start, const LocalSearchOptions& opts,
          LocalSearchStats& st)
-      : g_(g), idx_(g), opts_(opts), st_(st), choice_(start) {
+      : g_(g), idx_(index), opts_(opts), st_(st), choice_(start) {
     const size_t C = g.classes.size();
     cost_.resize(g.nodes.size());
     for (size_t n = 0; n < g.nodes.size(); ++n) cost_[n] = g.nodes[n].cost;
@@ -570,7 +569,7 @@ class Search {
   }
 
   const ExtractGraph& g_;
-  const GraphIndex idx_;
+  const GraphIndex& idx_;
   const LocalSearchOptions& opts_;
   LocalSearchStats& st_;
   std::vector<double> cost_;
@@ -620,6 +619,11 @@ class Search {
 
 ExtractResult improve_local(const ExtractGraph& g, Choice start,
                             const LocalSearchOptions& opts, LocalSearchStats* stats) {
+  return improve_local(g, GraphIndex(g), std::move(start), opts, stats);
+}
+
+ExtractResult improve_local(const ExtractGraph& g, const GraphIndex& index, Choice start,
+                            const LocalSearchOptions& opts, LocalSearchStats* stats) {
   const auto t0 = Clock::now();
   LocalSearchStats local_stats;
   LocalSearchStats& st = stats ? *stats : local_stats;
@@ -628,7 +632,7 @@ ExtractResult improve_local(const ExtractGraph& g, Choice start,
   check_extraction(g, start, "local search start");
   st.start_cost = dag_cost(g, start);
 
-  Search search(g, start, opts, st);
+  Search search(g, index, start, opts, st);
   search.run();
 
   ExtractResult r;

@@ -38,6 +38,7 @@
 #include <cstdint>
 
 #include "extract/extract_graph.h"
+#include "extract/graph_index.h"
 
 namespace tensat::extract {
 
@@ -78,6 +79,9 @@ struct LocalSearchStats {
 /// when it is not a valid extraction) by local search. Returns a checked extraction that costs
 /// no more than `start` (method "local", status "heuristic", gap and bound NaN).
 ExtractResult improve_local(const ExtractGraph& g, Choice start,
+                            const LocalSearchOptions& opts = {}, LocalSearchStats* stats = nullptr);
+/// The same over an index of `g` built already (greedy.h).
+ExtractResult improve_local(const ExtractGraph& g, const GraphIndex& index, Choice start,
                             const LocalSearchOptions& opts = {}, LocalSearchStats* stats = nullptr);
 
 }  // namespace tensat::extract
