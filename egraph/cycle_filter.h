@@ -83,8 +83,10 @@ class CycleFilter : public CycleGuard {
   Verdict check_new_cycles(const EGraph& eg, const std::vector<EClassId>& touched);
 
   CycleFilterMode mode_;
-  // snapshot (efficient mode): CSR child lists and post-order numbers, indexed by class id
-  std::vector<uint32_t> offsets_, kids_, order_;
+  // snapshot (efficient mode): CSR child lists and post-order numbers, indexed by class id;
+  // low_[c]: the least number in c's DFS subtree, whose numbers are exactly low_[c]..order_[c]
+  // (a class numbered in that range is reachable from c through the tree's edges)
+  std::vector<uint32_t> offsets_, kids_, order_, low_;
   size_t snap_classes_ = 0;
   bool snap_acyclic_ = false;
   // DFS scratch

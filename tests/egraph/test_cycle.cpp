@@ -1,6 +1,8 @@
 // Cycle filtering: the paper's Figure 3 situation, both algorithms, and the post-pass.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "egraph/cycle_filter.h"
 #include "egraph/runner.h"
 #include "helpers.h"
@@ -88,6 +90,60 @@ TEST(CycleFilter, ModesAgreeOnARealisticRun) {
     EXPECT_GT(rep.totals()[0].applied, 0u) << cycle_filter_name(mode);
     EXPECT_GT(rep.totals()[0].rejected_cycle, 0u) << cycle_filter_name(mode);
   }
+}
+
+
+// The efficient mode's snapshot answers every reachability question as a walk of the live
+// e-graph does (the vanilla mode), on random e-graphs, acyclic ones and ones that merges made
+// cyclic: refused and allowed alike. (Its post-order prunes the walk, its DFS subtree ranges
+// answer most refusals without one.)
+TEST(CycleFilter, SnapshotAnswersAsTheLiveWalkOnRandomEGraphs) {
+  const uint64_t leaves = (uint64_t{1} << static_cast<unsigned>(Op::Num)) | (uint64_t{1} << static_cast<unsigned>(Op::Sym));
+  size_t questions = 0, reachable = 0, cyclic = 0;
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+    std::vector<std::string> pool{"(input a@4)", "(input b@4)", "(input c@4)"};
+    const char* unary[] = {"relu", "tanh", "sigmoid"};
+    const char* binary[] = {"ewadd", "ewmul"};
+    const size_t terms = 8 + pick(40);
+    for (size_t i = 0; i < terms; ++i) {
+      const std::string& x = pool[pick(pool.size())];
+      const std::string& y = pool[pick(pool.size())];
+      pool.push_back(pick(2) ? "(" + std::string(unary[pick(3)]) + " " + x + ")"
+                             : "(" + std::string(binary[pick(2)]) + " " + x + " " + y + ")");
+    }
+    Built b;
+    build(b, {pool.end() - 4, pool.end()});
+    EGraph& eg = b.eg;
+    std::vector<EClassId> tensors;  // classes of operators and inputs (all of shape 4; not the noop root)
+    for (uint32_t c = 0; c < eg.class_capacity(); ++c)
+      if (eg.find(EClassId(c)) == EClassId(c) && (eg.class_ops(EClassId(c)) & ~leaves) != 0 && EClassId(c) != b.root)
+        tensors.push_back(EClassId(c));
+    for (size_t m = seed % 3; m > 0; --m) eg.merge(tensors[pick(tensors.size())], tensors[pick(tensors.size())]);
+    eg.rebuild();
+    ASSERT_EQ(eg.check_invariants(), "");
+    cyclic += !is_acyclic(eg);
+    std::vector<EClassId> live;
+    for (uint32_t c = 0; c < eg.class_capacity(); ++c)
+      if (eg.find(EClassId(c)) == EClassId(c) && eg.class_ops(EClassId(c)) != 0) live.push_back(EClassId(c));
+    CycleFilter efficient(CycleFilterMode::Efficient), vanilla(CycleFilterMode::Vanilla);
+    efficient.begin_iteration(eg);
+    for (EClassId to : live) {
+      if ((eg.class_ops(to) & ~leaves) == 0) continue;  // (a parameter leaf is never matched)
+      for (EClassId from : live) {
+        const bool want = vanilla.would_cycle(eg, to, {from}, std::nullopt);
+        ASSERT_EQ(efficient.would_cycle(eg, to, {from}, std::nullopt), want)
+            << "seed " << seed << ": from class " << from.v << " to class " << to.v;
+        ++questions;
+        reachable += want;
+      }
+    }
+  }
+  // Both answers, on both kinds of e-graph, many times.
+  EXPECT_GT(reachable, 1000u);
+  EXPECT_GT(questions - reachable, 1000u);
+  EXPECT_GT(cyclic, 5u);
 }
 
 }  // namespace
