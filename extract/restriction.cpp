@@ -206,6 +206,17 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
   return sw;
 }
 
+size_t largest_untouched_block(const ExtractGraph& g, const Blocks& blocks, const std::vector<int64_t>& replacement) {
+  std::vector<char> touched(blocks.count(), 0);
+  for (NodeIdx n = 0; n < replacement.size(); ++n)
+    if (replacement[n] >= 0)
+      if (const int b = blocks.of_class[g.nodes[n].eclass]; b >= 0) touched[static_cast<size_t>(b)] = 1;
+  size_t largest = 0;
+  for (size_t b = 0; b < blocks.count(); ++b)
+    if (!touched[b]) largest = std::max(largest, blocks.classes[b].size());
+  return largest;
+}
+
 Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vector<int64_t>& replacement,
                    const Choice& choice) {
   Choice c = choice;

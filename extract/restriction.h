@@ -88,6 +88,14 @@ struct Swaps {
 /// cycle (the swap argument needs it acyclic).
 Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements& req);
 
+/// The size of the largest of the blocks (find_swaps' Swaps::blocks) none of whose classes has
+/// a node that gives way in `replacement` (Swaps::replacement; 0 where there is none). The swaps leave such a block as it is: its candidate nodes stay, and which
+/// of its classes are mandatory follows from them alone (a path into a block enters at a
+/// mandatory class of it, blocks.h; extract/README.md, "Swaps and restriction"). So the largest
+/// block after the swaps has at least that many classes, and where that is more than half the
+/// largest before, the swaps are not taken without computing their blocks.
+size_t largest_untouched_block(const ExtractGraph& g, const Blocks& blocks, const std::vector<int64_t>& replacement);
+
 /// `choice` (an extraction over the candidates of `red`) with every node that gives way
 /// replaced, unchosen free classes filled with their free node, pruned to the roots: an
 /// extraction without those nodes that costs no more.
