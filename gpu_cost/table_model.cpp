@@ -79,7 +79,7 @@ void TableModel::load(const std::string& text, const std::string& device) {
   method_ = d.method;
   entries_ = d.costs;
   index_.reserve(entries_.size());
-  for (const auto& [sig, ms] : entries_) index_.emplace(sig, ms);
+  for (const auto& [sig, ms] : entries_) index_.emplace(sig, Indexed{ms});
   if (auto it = d.launch_ms.find("graph"); it != d.launch_ms.end()) launch_ms_ = it->second;
   if (entries_.empty()) return unusable("no costs for device \"" + device_ + "\"");
   if (const DeviceProfile* p = match_profile(device_)) fallback_ = *p;
@@ -118,14 +118,16 @@ bool TableModel::covers(const std::vector<std::string>& signatures) const {
 }
 
 Price TableModel::kernel_price(Op op, const Children& c, const std::string& sig) {
-  const double launch = launch_ms_ > 0 ? launch_ms_ * op_work(op, c).kernels : 0.0;
   if (auto it = index_.find(sig); it != index_.end()) {
     ++hits_;
-    return {it->second + launch, false};
+    if (launch_ms_ <= 0) return {it->second.ms, false};
+    if (it->second.kernels < 0) it->second.kernels = op_work(op, c).kernels;
+    return {it->second.ms + launch_ms_ * it->second.kernels, false};
   }
   ++misses_;
   auto m = missed_.find(sig);
   if (m == missed_.end()) {
+    const double launch = launch_ms_ > 0 ? launch_ms_ * op_work(op, c).kernels : 0.0;
     FallbackPrice fp;
     fp.signature = sig;
     if (usable_) {

@@ -83,8 +83,14 @@ class TableModel : public CostModel {
   bool usable_ = false;
   double launch_ms_ = 0;
   CostCache::Entries entries_;
-  // entries_ by hash (every e-node is looked up; the keys are entries_'s).
-  std::unordered_map<std::string_view, double> index_;
+  // entries_ by hash (every e-node is looked up; the keys are entries_'s), each with its kernel
+  // count once a lookup needed it (op_work's, fixed by the signature; it infers the output type,
+  // which took a third of NasRNN's pricing when done for each of its 13k e-nodes).
+  struct Indexed {
+    double ms = 0.0;
+    int kernels = -1;  // -1: not yet known
+  };
+  std::unordered_map<std::string_view, Indexed> index_;
   DeviceProfile fallback_;
   mutable std::unique_ptr<CalibratedModel> calibrated_;
   size_t hits_ = 0, misses_ = 0;

@@ -330,6 +330,9 @@ TEST_F(TableFixture, LaunchOverheadIsAddedPerKernel) {
   EXPECT_DOUBLE_EQ(t.op_cost(Op::Relu, relu.list()), 0.042 + 0.002);
   EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv.list()), 0.5 + 0.002);            // bias + relu fused: 1 kernel
   EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv_bias.list()), 0.6 + 2 * 0.002);   // conv, then the bias: 2
+  // Asked again: the kernel counts kept with the entries (the first lookup computed them).
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv_bias.list()), 0.6 + 2 * 0.002);
+  EXPECT_DOUBLE_EQ(t.op_cost(Op::Conv, conv.list()), 0.5 + 0.002);
   Types tanh_t;
   tanh_t.f32({1, 64, 56, 56});
   double roof = RooflineModel(*find_profile("t4")).op_cost(Op::Tanh, tanh_t.list());
