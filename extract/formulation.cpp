@@ -18,10 +18,6 @@
 
 namespace tensat::extract {
 
-namespace {
-constexpr size_t kPresolveMinColumns = 2000;  // see IlpModel::separate
-}  // namespace
-
 IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req,
                    const std::vector<char>* block)
     : g_(g), red_(red), opts_(opts), block_(block) {
@@ -251,14 +247,7 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
     ClpSolve dual;
     dual.setSolveType(ClpSolve::useDual);
     dual.setSpecialOption(2, 1);  // no process-wide SIGINT handler (see the constructor)
-    // Presolve only for parts of more than kPresolveMinColumns columns. Without it the first
-    // solve took less time in every size class of the 38 campaign e-graphs (up to 100 columns
-    // 15.8 -> 13.8 ms in all, 300-700: 108 -> 84 ms, 700-1000: 225 -> 178 ms, 2000-5000: 671 ->
-    // 535 ms); NasRNN's extraction 60 -> 54 ms. Above this size the LP's optimal vertex, where
-    // CBC starts, changed on Inception-v3 at k_multi 2 (parts of 3.6k columns), and its
-    // budget-bound search ended 0.05% dearer; below it no cost or status changed
-    // (extract/README.md, "Presolve").
-    dual.setPresolveType(num_x() > kPresolveMinColumns ? ClpSolve::presolveOn : ClpSolve::presolveOff);
+    dual.setPresolveType(ClpSolve::presolveOn);
     solver_.setSolveOptions(dual);
   }
   flush_cuts();
