@@ -24,10 +24,14 @@ constexpr double kResidualTie = 1e-6;
 WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
   WarmStart w;
   const GraphIndex index(g);  // (one for every heuristic here)
+  // The local search does not re-evaluate classes that did not pay (local_search.h): this is
+  // a start for the ILP, on the critical path.
+  LocalSearchOptions lo;
+  lo.revisit = false;
   w.greedy = extract_greedy(g, index);
   size_t items = 0;
   w.dag = extract_greedy_dag(g, index, &items);
-  w.local = opts.local_search ? improve_local(g, index, w.dag.choice) : w.dag;
+  w.local = opts.local_search ? improve_local(g, index, w.dag.choice, lo) : w.dag;
   {
     const auto t0 = Clock::now();
     const std::vector<double> costs = node_costs(g);
@@ -44,7 +48,7 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
       w.worklist_local = w.local.dag_cost;
     } else if (!c.empty()) {
       w.worklist = dag_cost(g, c);
-      ExtractResult local = opts.local_search ? improve_local(g, index, c) : ExtractResult{};
+      ExtractResult local = opts.local_search ? improve_local(g, index, c, lo) : ExtractResult{};
       if (!opts.local_search) {
         local.choice = c;
         local.dag_cost = w.worklist;
@@ -61,7 +65,7 @@ WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) {
       spdlog::debug("ilp: hint skipped: {}", why);
       continue;
     }
-    Choice c = opts.local_search ? improve_local(g, index, hint).choice : hint;
+    Choice c = opts.local_search ? improve_local(g, index, hint, lo).choice : hint;
     const double cost = dag_cost(g, c);
     spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
     if (cost < start_cost) {
