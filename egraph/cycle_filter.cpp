@@ -95,7 +95,7 @@ bool CycleFilter::reaches_snapshot(const EGraph&, EClassId from, EClassId to) {
   // `to` in the DFS subtree of a class the walk reaches: reachable (on a cyclic snapshot too).
   // Most refusals of the cycle guard are answered here instead of by the walk (NasRNN's
   // matmul-concat-cols-rev: 2 640 per iteration).
-  auto in_subtree = [&](uint32_t k) { return low_[k] <= limit && limit <= order_[k]; };
+  auto in_subtree = [&](uint32_t k) { return order_[k] != 0 && low_[k] <= limit && limit <= order_[k]; };
   if (in_subtree(from.v)) return true;
   if (visited_.size() < snap_classes_) visited_.resize(snap_classes_, 0);
   ++epoch_;

@@ -50,7 +50,8 @@ struct LocalSearchOptions {
   /// result; false evaluates every class in every sweep, for the tests).
   bool skip_unproductive = true;
   /// Evaluate such a class again once other moves were accepted (the default: the result is a
-  /// local optimum). false: never again, so the last sweep checks only what changed; the
+  /// local optimum). false: never again, so later sweeps evaluate only the classes never found
+  /// unproductive (those whose move was accepted, or that were unused when reached); the
   /// result may then be no local optimum, but on every e-graph measured it was the same (the
   /// 38 extraction campaign e-graphs, the random ones of the tests) and NasRNN's second sweep,
   /// 4 of its 12 ms, is gone. The ILP's warm start, followed by the ILP, uses it.
@@ -68,7 +69,7 @@ struct LocalSearchOptions {
 struct LocalSearchStats {
   int rounds = 0;                ///< sweeps started
   int64_t moves = 0;             ///< (class, node) switches evaluated
-  int64_t skipped = 0;           ///< classes not evaluated again: none of their moves paid, nothing accepted since
+  int64_t skipped = 0;           ///< classes not evaluated again: none of their moves paid (nothing accepted since, or `revisit` false)
   int64_t compound_moves = 0;    ///< of those, the ones that re-optimised other classes
   int64_t compound_steps = 0;    ///< re-optimisation steps evaluated
   int64_t cycle_checks = 0;      ///< depth-first reachability searches

@@ -281,6 +281,7 @@ std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Redu
     if (i >= P || views[i].classes.empty()) continue;
     std::vector<size_t>& group = reps[views[i].signature];
     for (size_t r : group) {
+      if (r == i) continue;  // (a part listed twice in `order` is no twin of itself)
       if (views[r].classes.size() != views[i].classes.size() || views[r].columns != views[i].columns) continue;
       if (auto map = check_in(g, pg, req, part_of, r, views[r].classes, i, views[i].classes, scratch)) {
         twins[i] = std::move(map);
