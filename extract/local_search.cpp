@@ -10,7 +10,6 @@
 
 #include <spdlog/spdlog.h>
 
-
 namespace tensat::extract {
 
 namespace {
@@ -82,8 +81,9 @@ class Search {
       for (ClassIdx c : order) {
         // None of c's moves paid when the extraction was as it is now: they would not now
         // either (an evaluation reads only the committed extraction and is undone exactly),
-        // so the sweep after the last accepted move re-evaluates only the classes before it
-        // (NasRNN: its second, unproductive round 4 of 12 ms).
+        // so the sweep after the last accepted move re-evaluates only the classes before it.
+        // Without `revisit` (the ILP's warm start) a class found so is never evaluated again
+        // (NasRNN: its second, unproductive sweep, 4 of 12 ms).
         if (opts_.skip_unproductive && unproductive_[c] != 0 && (unproductive_[c] == gen_ || !opts_.revisit)) {
           ++st_.skipped;
           continue;

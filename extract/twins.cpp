@@ -168,7 +168,9 @@ std::optional<TwinMap> check_twin(const ExtractGraph& g, const Reduction& red, c
   for (size_t i = 0; i < rep_classes.size(); ++i)
     if (part_of[rep_classes[i]] != static_cast<int>(r) || part_of[classes[i]] != static_cast<int>(t))
       return std::nullopt;
-  const PartGraph pg(g, red, [&](ClassIdx c) { return part_of[c] == static_cast<int>(r) || part_of[c] == static_cast<int>(t); });
+  const PartGraph pg(g, red, [&](ClassIdx c) {
+    return part_of[c] == static_cast<int>(r) || part_of[c] == static_cast<int>(t);
+  });
   CheckScratch s(g.classes.size());
   return check_in(g, pg, req, part_of, r, rep_classes, t, classes, s);
 }
