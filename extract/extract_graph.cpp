@@ -49,10 +49,16 @@ void ExtractGraph::validate() const {
 }
 
 std::vector<ClassIdx> ExtractGraph::child_classes(NodeIdx n) const {
-  std::vector<ClassIdx> cs = nodes[n].children;
-  std::sort(cs.begin(), cs.end());
-  cs.erase(std::unique(cs.begin(), cs.end()), cs.end());
+  std::vector<ClassIdx> cs;
+  append_child_classes(n, cs);
   return cs;
+}
+
+void ExtractGraph::append_child_classes(NodeIdx n, std::vector<ClassIdx>& out) const {
+  const auto first = static_cast<std::ptrdiff_t>(out.size());
+  out.insert(out.end(), nodes[n].children.begin(), nodes[n].children.end());
+  std::sort(out.begin() + first, out.end());
+  out.erase(std::unique(out.begin() + first, out.end()), out.end());
 }
 
 bool ExtractGraph::usable(NodeIdx n) const {

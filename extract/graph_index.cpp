@@ -17,12 +17,7 @@ GraphIndex::GraphIndex(const ExtractGraph& g) {
   for (NodeIdx n = 0; n < N; ++n) {
     usable_[n] = g.usable(n);
     eclass_[n] = g.nodes[n].eclass;
-    const auto& ch = g.nodes[n].children;
-    const auto begin = kids_.size();
-    kids_.insert(kids_.end(), ch.begin(), ch.end());
-    const auto first = kids_.begin() + static_cast<std::ptrdiff_t>(begin);
-    std::sort(first, kids_.end());
-    kids_.erase(std::unique(first, kids_.end()), kids_.end());
+    g.append_child_classes(n, kids_);
     kid_start_[n + 1] = static_cast<uint32_t>(kids_.size());
     if (usable_[n])
       for (ClassIdx c : kids(n)) ++count[c + 1];

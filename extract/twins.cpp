@@ -35,7 +35,7 @@ uint64_t hash_sorted(uint64_t seed, std::vector<uint64_t>& v) {
 
 // The alive nodes of the classes in parts and their distinct child classes, in flat arrays
 // (the labels and the exact check walk them several times; ExtractGraph::child_classes()
-// allocates on every call: NasRNN's reduced e-graph, 5 parts, 7.6 -> 0.9 ms).
+// allocates on every call: NasRNN's reduced e-graph, 5 parts, 6.2 -> 1.6 ms).
 struct PartGraph {
   std::vector<uint32_t> node_start;  // per class (C + 1): its alive nodes' range in `nodes`
   std::vector<NodeIdx> nodes;
@@ -53,11 +53,7 @@ struct PartGraph {
         for (NodeIdx n : g.classes[c].nodes) {
           if (!red.node_alive[n]) continue;
           nodes.push_back(n);
-          const auto& ch = g.nodes[n].children;
-          const auto first = kids.size();
-          kids.insert(kids.end(), ch.begin(), ch.end());
-          std::sort(kids.begin() + static_cast<std::ptrdiff_t>(first), kids.end());
-          kids.erase(std::unique(kids.begin() + static_cast<std::ptrdiff_t>(first), kids.end()), kids.end());
+          g.append_child_classes(n, kids);
           kid_start.push_back(static_cast<uint32_t>(kids.size()));
         }
       node_start[c + 1] = static_cast<uint32_t>(nodes.size());
