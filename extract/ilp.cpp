@@ -21,6 +21,7 @@
 #include "extract/blocks.h"
 #include "extract/cbc_driver.h"
 #include "extract/formulation.h"
+#include "extract/graph_index.h"
 #include "extract/greedy.h"
 #include "extract/lm_cut.h"
 #include "extract/reduce.h"
@@ -350,11 +351,13 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // The warm start (on the unreduced graph) runs on a second thread beside the reduction and
   // LM-cut's first run: neither needs the other, both are deterministic, and they are joined
   // before anything uses both, so the result is the same as run one after the other.
+  // Both read one GraphIndex, built before they start.
   const bool concurrent = opts.concurrent_start && std::thread::hardware_concurrency() > 1;
-  auto warm_future = launch_beside(concurrent, [&g, &opts] { return warm_start(g, opts); });
+  const GraphIndex index(g);
+  auto warm_future = launch_beside(concurrent, [&g, &index, &opts] { return warm_start(g, index, opts); });
 
   // The debug lines carry the seconds since the call started, to show where the time goes.
-  const Reduction red = opts.reduce ? reduce(g) : no_reduction(g);
+  const Reduction red = opts.reduce ? reduce(g, index) : no_reduction(g);
   if (opts.reduce) spdlog::debug("ilp: [{:.3f} s] {}", seconds_since(t0), describe(red.stats));
   std::optional<Bounding> bounding;
   if (opts.landmarks) bounding.emplace(g, red, hard_end);

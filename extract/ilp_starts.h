@@ -30,7 +30,9 @@ struct WarmStart {
   Choice choice;
 };
 
+/// `index` is g's (graph_index.h); the first form builds one.
 WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts);
+WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts);
 
 // A second start, guided by the bound (phase 4): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits

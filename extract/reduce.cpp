@@ -2,38 +2,37 @@
 #include "extract/reduce.h"
 
 #include <algorithm>
+#include <cassert>
 #include <numeric>
 
 namespace tensat::extract {
 
 namespace {
 
-// Bottom-up fixpoint: a class becomes "marked" when one of its candidate nodes (accept(n))
-// has all child classes marked. `witness` receives the first such node per class. The order
-// of marking is well-founded, so the witnesses form an acyclic choice.
-std::vector<char> mark_bottom_up(const ExtractGraph& g, const std::vector<char>& accept,
+// Bottom-up fixpoint: a class becomes "marked" when one of its candidate nodes (accept(n),
+// only usable nodes) has all child classes marked. `witness` receives the first such node per
+// class. The order of marking is well-founded, so the witnesses form an acyclic choice.
+std::vector<char> mark_bottom_up(const ExtractGraph& g, const GraphIndex& index, const std::vector<char>& accept,
                                  std::vector<int64_t>& witness) {
   std::vector<char> marked(g.classes.size(), 0);
   witness.assign(g.classes.size(), -1);
   std::vector<uint32_t> missing(g.nodes.size(), 0);
-  std::vector<std::vector<NodeIdx>> parents(g.classes.size());
   std::vector<NodeIdx> ready;
   for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
     if (!accept[n]) continue;
-    const auto kids = g.child_classes(n);
-    missing[n] = static_cast<uint32_t>(kids.size());
-    for (ClassIdx k : kids) parents[k].push_back(n);
-    if (kids.empty()) ready.push_back(n);
+    assert(index.usable(n));  // (the index lists usable parents only)
+    missing[n] = static_cast<uint32_t>(index.kids(n).size());
+    if (missing[n] == 0) ready.push_back(n);
   }
   while (!ready.empty()) {
     const NodeIdx n = ready.back();
     ready.pop_back();
-    const ClassIdx c = g.nodes[n].eclass;
+    const ClassIdx c = index.eclass(n);
     if (marked[c]) continue;
     marked[c] = 1;
     witness[c] = n;
-    for (NodeIdx p : parents[c])
-      if (--missing[p] == 0) ready.push_back(p);
+    for (NodeIdx p : index.parents(c))  // increasing, as the accepted nodes that read c were
+      if (accept[p] && --missing[p] == 0) ready.push_back(p);
   }
   return marked;
 }
@@ -80,26 +79,28 @@ void drop_unreachable(const ExtractGraph& g, Reduction& r) {
 
 }  // namespace
 
-Reduction reduce(const ExtractGraph& g) {
+Reduction reduce(const ExtractGraph& g) { return reduce(g, GraphIndex(g)); }
+
+Reduction reduce(const ExtractGraph& g, const GraphIndex& index) {
   const size_t N = g.nodes.size(), C = g.classes.size();
   Reduction r;
   r.node_alive.assign(N, 0);
   r.replacement.assign(N, -1);
   for (NodeIdx n = 0; n < N; ++n) {
-    r.node_alive[n] = g.usable(n);
+    r.node_alive[n] = index.usable(n);
     if (!r.node_alive[n]) ++r.stats.unusable;
   }
 
   // Grounded classes: those with a finite acyclic option. Nodes with an ungrounded child
   // can never be part of an acyclic extraction.
   std::vector<int64_t> witness;
-  const auto grounded = mark_bottom_up(g, r.node_alive, witness);
+  const auto grounded = mark_bottom_up(g, index, r.node_alive, witness);
   for (ClassIdx root : g.roots)
     if (!grounded[root])
       throw InputError("root class " + class_name(g, root) + " has no finite acyclic extraction");
   for (NodeIdx n = 0; n < N; ++n) {
     if (!r.node_alive[n]) continue;
-    for (ClassIdx k : g.nodes[n].children)
+    for (ClassIdx k : index.kids(n))
       if (!grounded[k]) {
         r.node_alive[n] = 0;
         ++r.stats.ungrounded;
@@ -111,7 +112,7 @@ Reduction reduce(const ExtractGraph& g) {
   // nothing and only reaches free classes, so it replaces every other node of the class.
   std::vector<char> zero(N, 0);
   for (NodeIdx n = 0; n < N; ++n) zero[n] = r.node_alive[n] && g.nodes[n].cost == 0.0;
-  r.class_free = mark_bottom_up(g, zero, r.free_node);
+  r.class_free = mark_bottom_up(g, index, zero, r.free_node);
   for (ClassIdx c = 0; c < C; ++c) {
     if (!r.class_free[c]) continue;
     for (NodeIdx n : g.classes[c].nodes)
@@ -131,7 +132,8 @@ Reduction reduce(const ExtractGraph& g) {
     for (NodeIdx n : g.classes[c].nodes)
       if (r.node_alive[n]) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators(g, cand, [&](ClassIdx k) { return r.class_free[k] != 0; });
+    const std::vector<int64_t> by = dominators_by(
+        g, cand, [&index](NodeIdx n) { return index.kids(n); }, [&](ClassIdx k) { return r.class_free[k] != 0; });
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;
       r.node_alive[cand[i]] = 0;

@@ -12,9 +12,11 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "extract/extract_graph.h"
+#include "extract/graph_index.h"
 
 namespace tensat::extract {
 
@@ -37,7 +39,9 @@ struct Reduction {
 };
 
 /// Computes the reduction; throws InputError when a root class has no acyclic option.
+/// `index` is g's (graph_index.h); the first form builds one.
 Reduction reduce(const ExtractGraph& g);
+Reduction reduce(const ExtractGraph& g, const GraphIndex& index);
 
 /// Dominance among the candidate nodes `cand` of one class: m dominates n when cost(m) <=
 /// cost(n) and m's child classes that are not `given` are among n's (a swap adds only given
@@ -47,6 +51,11 @@ Reduction reduce(const ExtractGraph& g);
 /// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept.
 template <class Given>
 std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given);
+/// The same with the child classes of a node given by `kids_of(n)` (any range of ClassIdx,
+/// sorted and distinct: ExtractGraph::child_classes or GraphIndex::kids).
+template <class KidsOf, class Given>
+std::vector<int64_t> dominators_by(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+                                   Given&& given);
 
 /// Maps a valid extraction to one that uses only alive nodes (dominated nodes replaced, free
 /// classes set to their free node). The result is valid and its DAG cost is not higher.
@@ -90,29 +99,39 @@ Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_pas
 /// One line summarising the statistics, for logs.
 std::string describe(const Reduction::Stats& s);
 
-template <class Given>
-std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given) {
-  std::vector<std::vector<ClassIdx>> kids(cand.size());
+template <class KidsOf, class Given>
+std::vector<int64_t> dominators_by(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+                                   Given&& given) {
+  // The candidates' non-given children in one flat list (candidate i: start[i] .. start[i + 1]).
+  std::vector<uint32_t> start(cand.size() + 1, 0);
+  std::vector<ClassIdx> flat;
   for (size_t i = 0; i < cand.size(); ++i) {
-    kids[i] = g.child_classes(cand[i]);
-    std::erase_if(kids[i], given);
+    for (ClassIdx k : kids_of(cand[i]))
+      if (!given(k)) flat.push_back(k);
+    start[i + 1] = static_cast<uint32_t>(flat.size());
   }
+  const auto size = [&](size_t i) { return start[i + 1] - start[i]; };
   std::vector<size_t> order(cand.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tuple(g.nodes[cand[a]].cost, kids[a].size(), cand[a]) <
-           std::tuple(g.nodes[cand[b]].cost, kids[b].size(), cand[b]);
+    return std::tuple(g.nodes[cand[a]].cost, size(a), cand[a]) < std::tuple(g.nodes[cand[b]].cost, size(b), cand[b]);
   });
   std::vector<int64_t> by(cand.size(), -1);
   std::vector<size_t> kept;
   for (size_t i : order) {
     const auto j = std::find_if(kept.begin(), kept.end(), [&](size_t k) {
-      return std::includes(kids[i].begin(), kids[i].end(), kids[k].begin(), kids[k].end());
+      return std::includes(flat.begin() + start[i], flat.begin() + start[i + 1], flat.begin() + start[k],
+                           flat.begin() + start[k + 1]);
     });
     if (j == kept.end()) kept.push_back(i);
     else by[i] = static_cast<int64_t>(*j);
   }
   return by;
+}
+
+template <class Given>
+std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given) {
+  return dominators_by(g, cand, [&g](NodeIdx n) { return g.child_classes(n); }, std::forward<Given>(given));
 }
 
 }  // namespace tensat::extract
