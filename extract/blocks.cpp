@@ -9,6 +9,11 @@
 namespace tensat::extract {
 
 Blocks find_blocks(const ExtractGraph& g, const Reduction& red, const Requirements& req) {
+  if (!req.computed) return {};
+  return find_blocks(g, GraphIndex(g), red, req);
+}
+
+Blocks find_blocks(const ExtractGraph& g, const GraphIndex& index, const Reduction& red, const Requirements& req) {
   Blocks b;
   if (!req.computed) return b;
   const size_t C = g.classes.size();
@@ -18,7 +23,7 @@ Blocks find_blocks(const ExtractGraph& g, const Reduction& red, const Requiremen
   for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
     const ClassIdx c = g.nodes[n].eclass;
     if (!red.node_alive[n] || !candidate(c)) continue;
-    for (ClassIdx k : g.child_classes(n))
+    for (ClassIdx k : index.kids(n))
       if (candidate(k)) succ[c].push_back(k);
   }
   for (auto& s : succ) {

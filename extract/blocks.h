@@ -28,7 +28,9 @@ struct Blocks {
 /// classes) with its requirements `req`. Empty (count() 0) when the requirements were not
 /// computed or the class graph of the candidates has a cycle: then acyclicity couples the
 /// blocks and the problem does not split.
+/// `index` is g's (graph_index.h); the first form builds one.
 Blocks find_blocks(const ExtractGraph& g, const Reduction& red, const Requirements& req);
+Blocks find_blocks(const ExtractGraph& g, const GraphIndex& index, const Reduction& red, const Requirements& req);
 
 /// Per part (a block, or a union of blocks, numbered by `part_of`: per class its part or -1)
 /// its landmark floor: the sum of the costs of the landmarks (LM-cut's, as nodes, with their

@@ -396,7 +396,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     Reduction ilp_red = res.eliminated > 0 ? restrict_nodes(g, red, keep) : red;
     const bool with_req = opts.requirement_rows && opts.reduce;
     Requirements req;
-    if (with_req) req = requirements(g, ilp_red);
+    if (with_req) req = requirements(g, index, ilp_red);
     const bool with_blocks = opts.blocks && with_req && opts.order == OrderConstraints::None;
     // The swaps (restriction.h): the same optimum without the nodes an optimal extraction can
     // give up, taken where they at least halve the largest block (elsewhere they would only
@@ -407,7 +407,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     Blocks blocks;
     bool have_blocks = false;
     if (with_blocks && opts.swaps) {
-      Swaps sw = find_swaps(g, ilp_red, req);
+      Swaps sw = find_swaps(g, index, ilp_red, req);
       blocks = std::move(sw.blocks);  // (none where it found none: find_blocks finds none either)
       have_blocks = true;
       if (const size_t untouched = largest_untouched_block(g, blocks, sw.replacement);
@@ -421,8 +421,8 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         for (NodeIdx n = 0; n < g.nodes.size(); ++n)
           if (sw.replacement[n] >= 0) kept[n] = 0;
         Reduction swapped_red = restrict_nodes(g, ilp_red, kept);
-        Requirements swapped_req = requirements(g, swapped_red);
-        Blocks swapped_blocks = find_blocks(g, swapped_red, swapped_req);
+        Requirements swapped_req = requirements(g, index, swapped_red);
+        Blocks swapped_blocks = find_blocks(g, index, swapped_red, swapped_req);
         size_t largest_after = 0;
         for (const auto& b : swapped_blocks.classes) largest_after = std::max(largest_after, b.size());
         if (2 * largest_after > sw.largest_block) {
@@ -446,7 +446,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         }
       }
     }
-    if (with_blocks && !have_blocks) blocks = find_blocks(g, ilp_red, req);
+    if (with_blocks && !have_blocks) blocks = find_blocks(g, index, ilp_red, req);
     // Where the swaps were taken, the restricted search (step 7) would split the problem
     // little further. Phase 5's LPs may draw on its budget as well: where they need more than
     // this search's, steps 5-6 keep both budgets (so CBC, and its stall rule, a quarter of the

@@ -187,6 +187,10 @@ Choice map_to_reduced(const ExtractGraph& g, const Reduction& r, const Choice& c
 }
 
 Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_passes) {
+  return requirements(g, GraphIndex(g), r, max_passes);
+}
+
+Requirements requirements(const ExtractGraph& g, const GraphIndex& index, const Reduction& r, int max_passes) {
   const size_t C = g.classes.size();
   Requirements out;
   out.immediate.assign(C, {});
@@ -214,7 +218,7 @@ Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_pas
   for (size_t v = 0; v < V; ++v) {
     for (NodeIdx n : g.classes[cls[v]].nodes) {
       if (!r.node_alive[n]) continue;
-      for (ClassIdx c : g.child_classes(n))
+      for (ClassIdx c : index.kids(n))
         if (id[c] >= 0) kid.push_back(static_cast<uint32_t>(id[c]));
       kid_start.push_back(static_cast<uint32_t>(kid.size()));
     }

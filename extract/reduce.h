@@ -94,7 +94,9 @@ struct Requirements {
 /// Computes the requirements by a greatest-fixpoint iteration over bitsets (one pass, in a
 /// children-first order, where the class graph is acyclic; else passes until nothing changes,
 /// giving up, computed = false, after max_passes).
+/// `index` is g's (graph_index.h); the first form builds one.
 Requirements requirements(const ExtractGraph& g, const Reduction& r, int max_passes = 30);
+Requirements requirements(const ExtractGraph& g, const GraphIndex& index, const Reduction& r, int max_passes = 30);
 
 /// One line summarising the statistics, for logs.
 std::string describe(const Reduction::Stats& s);

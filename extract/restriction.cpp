@@ -21,14 +21,14 @@ struct ClassGraph {
 };
 
 template <class Alive, class Given>
-ClassGraph class_graph(const ExtractGraph& g, const Alive& alive, const Given& given) {
+ClassGraph class_graph(const ExtractGraph& g, const GraphIndex& index, const Alive& alive, const Given& given) {
   ClassGraph cg;
   cg.children.resize(g.classes.size());
   cg.readers.resize(g.classes.size());
   for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
     if (!alive(n)) continue;
-    for (ClassIdx k : g.child_classes(n))
-      if (!given(k)) cg.children[g.nodes[n].eclass].push_back(k);
+    for (ClassIdx k : index.kids(n))
+      if (!given(k)) cg.children[index.eclass(n)].push_back(k);
   }
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
     auto& ch = cg.children[c];
@@ -45,8 +45,8 @@ ClassGraph class_graph(const ExtractGraph& g, const Alive& alive, const Given& g
 /// children first; on a cycle (a broken invariant: the class graph is acyclic) the class
 /// counts 0 there, which stays a lower bound.
 template <class Alive, class Given>
-std::vector<double> exclusive_costs(const ExtractGraph& g, const Alive& alive, const Given& given,
-                                    const ClassGraph& cg) {
+std::vector<double> exclusive_costs(const ExtractGraph& g, const GraphIndex& index, const Alive& alive,
+                                    const Given& given, const ClassGraph& cg) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   const size_t nc = g.classes.size();
   auto sole = [&](ClassIdx y, ClassIdx k) { return cg.readers[y].size() == 1 && cg.readers[y][0] == k; };
@@ -57,7 +57,7 @@ std::vector<double> exclusive_costs(const ExtractGraph& g, const Alive& alive, c
     for (NodeIdx m : g.classes[k].nodes) {
       if (!alive(m)) continue;
       double sum = g.nodes[m].cost;
-      for (ClassIdx y : g.child_classes(m))
+      for (ClassIdx y : index.kids(m))
         if (!given(y) && sole(y, k) && state[y] == 2) sum += own[y];
       best = std::min(best, sum);
     }
@@ -115,10 +115,11 @@ std::vector<ClassIdx> drop_set(const ClassGraph& cg, ClassIdx k, size_t cap, std
 class Credits {
  public:
   template <class Alive, class Given>
-  Credits(const ExtractGraph& g, const Alive& alive, const Given& given)
+  Credits(const ExtractGraph& g, const GraphIndex& index, const Alive& alive, const Given& given)
       : g_(g),
-        cg_(class_graph(g, alive, given)),
-        own_(exclusive_costs(g, alive, given, cg_)),
+        index_(index),
+        cg_(class_graph(g, index, alive, given)),
+        own_(exclusive_costs(g, index, alive, given, cg_)),
         count_(g.classes.size(), 0),
         in_drop_(g.classes.size(), 0) {}
 
@@ -130,7 +131,7 @@ class Credits {
     in_drop_[c] = 0;  // (c is no child of its own nodes)
     f([&](NodeIdx n) {
       double sum = g_.nodes[n].cost;
-      for (ClassIdx k : g_.child_classes(n))
+      for (ClassIdx k : index_.kids(n))
         if (in_drop_[k]) sum += own_[k];
       return sum;
     });
@@ -139,6 +140,7 @@ class Credits {
 
  private:
   const ExtractGraph& g_;
+  const GraphIndex& index_;
   ClassGraph cg_;
   std::vector<double> own_;
   std::vector<uint32_t> count_;
@@ -154,11 +156,16 @@ size_t largest_block(const ExtractGraph& g, const Reduction& red, const Requirem
 }  // namespace
 
 Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements& req) {
+  if (!req.computed) return {};
+  return find_swaps(g, GraphIndex(g), red, req);
+}
+
+Swaps find_swaps(const ExtractGraph& g, const GraphIndex& index, const Reduction& red, const Requirements& req) {
   Swaps sw;
   // The acyclicity the swap argument needs, and computed requirements: find_blocks checks
   // both (no blocks when either fails).
   if (!req.computed) return sw;
-  sw.blocks = find_blocks(g, red, req);
+  sw.blocks = find_blocks(g, index, red, req);
   if (sw.blocks.count() == 0) return sw;
   for (const auto& b : sw.blocks.classes) sw.largest_block = std::max(sw.largest_block, b.size());
   sw.replacement.assign(g.nodes.size(), -1);
@@ -173,7 +180,7 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
     for (NodeIdx n : g.classes[c].nodes)
       if (alive(n)) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators(g, cand, given);
+    const std::vector<int64_t> by = dominators_by(g, cand, [&index](NodeIdx n) { return index.kids(n); }, given);
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;
       sw.replacement[cand[i]] = cand[static_cast<size_t>(by[i])];
@@ -182,7 +189,7 @@ Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements
   }
   // Then every other node whose credit (Credits) is at least the cost of its class's cheapest
   // base node. (Over the nodes the dominance left; base nodes stay.)
-  Credits credits(g, alive, given);
+  Credits credits(g, index, alive, given);
   for (ClassIdx c = 0; c < g.classes.size(); ++c) {
     if (!red.class_alive[c] || red.class_free[c]) continue;
     int64_t base = -1;
@@ -234,7 +241,9 @@ Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vecto
 Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                    double max_slack, const std::vector<char>* keep_open) {
   Restriction r;
-  Swaps sw = find_swaps(g, red, req);
+  if (!req.computed) return r;
+  const GraphIndex index(g);
+  Swaps sw = find_swaps(g, index, red, req);
   if (sw.replacement.empty()) return r;
   r.largest_block_before = sw.largest_block;
   constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -260,7 +269,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
     return restrict_nodes(g, red, keep);
   };
   const std::vector<char> reach = kept_nodes().class_alive;
-  Credits credits(g, alive, given);
+  Credits credits(g, index, alive, given);
   struct Candidate {
     double slack;
     ClassIdx c;

@@ -86,7 +86,9 @@ struct Swaps {
 /// The swaps over the candidate nodes of `red` (alive), with requirements over `red` that were
 /// computed; nothing where they were not, or where the class graph of the candidates has a
 /// cycle (the swap argument needs it acyclic).
+/// `index` is g's (graph_index.h); the first form builds one.
 Swaps find_swaps(const ExtractGraph& g, const Reduction& red, const Requirements& req);
+Swaps find_swaps(const ExtractGraph& g, const GraphIndex& index, const Reduction& red, const Requirements& req);
 
 /// The size of the largest of the blocks (find_swaps' Swaps::blocks) none of whose classes has
 /// a node that gives way in `replacement` (Swaps::replacement; 0 where there is none). The swaps leave such a block as it is: its candidate nodes stay, and which
