@@ -20,7 +20,9 @@ std::vector<char> mark_bottom_up(const ExtractGraph& g, const GraphIndex& index,
   std::vector<NodeIdx> ready;
   for (NodeIdx n = 0; n < g.nodes.size(); ++n) {
     if (!accept[n]) continue;
-    assert(index.usable(n));  // (the index lists usable parents only)
+    // (The index lists usable parents only: an accepted node that is not usable would never
+    // be counted down, so never marked. Both callers accept only alive, so usable, nodes.)
+    assert(index.usable(n));
     missing[n] = static_cast<uint32_t>(index.kids(n).size());
     if (missing[n] == 0) ready.push_back(n);
   }
@@ -132,7 +134,7 @@ Reduction reduce(const ExtractGraph& g, const GraphIndex& index) {
     for (NodeIdx n : g.classes[c].nodes)
       if (r.node_alive[n]) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators_by(
+    const std::vector<int64_t> by = dominators(
         g, cand, [&index](NodeIdx n) { return index.kids(n); }, [&](ClassIdx k) { return r.class_free[k] != 0; });
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;

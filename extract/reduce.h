@@ -12,7 +12,6 @@
 #include <numeric>
 #include <string>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include "extract/extract_graph.h"
@@ -48,14 +47,12 @@ Reduction reduce(const ExtractGraph& g, const GraphIndex& index);
 /// children: free ones in reduce(), also mandatory ones in restriction.h). Candidates are
 /// visited by (cost, #children, index), so a dominator always comes first, and comparing
 /// against kept nodes suffices (dominance is transitive). Returns per candidate the index
-/// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept.
-template <class Given>
-std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given);
-/// The same with the child classes of a node given by `kids_of(n)` (any range of ClassIdx,
-/// sorted and distinct: ExtractGraph::child_classes or GraphIndex::kids).
+/// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept. `kids_of(n)`
+/// gives n's child classes, sorted and distinct (GraphIndex::kids, or
+/// ExtractGraph::child_classes).
 template <class KidsOf, class Given>
-std::vector<int64_t> dominators_by(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
-                                   Given&& given);
+std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+                                Given&& given);
 
 /// Maps a valid extraction to one that uses only alive nodes (dominated nodes replaced, free
 /// classes set to their free node). The result is valid and its DAG cost is not higher.
@@ -102,8 +99,8 @@ Requirements requirements(const ExtractGraph& g, const GraphIndex& index, const 
 std::string describe(const Reduction::Stats& s);
 
 template <class KidsOf, class Given>
-std::vector<int64_t> dominators_by(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
-                                   Given&& given) {
+std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+                                Given&& given) {
   // The candidates' non-given children in one flat list (candidate i: start[i] .. start[i + 1]).
   std::vector<uint32_t> start(cand.size() + 1, 0);
   std::vector<ClassIdx> flat;
@@ -129,11 +126,6 @@ std::vector<int64_t> dominators_by(const ExtractGraph& g, const std::vector<Node
     else by[i] = static_cast<int64_t>(*j);
   }
   return by;
-}
-
-template <class Given>
-std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, Given&& given) {
-  return dominators_by(g, cand, [&g](NodeIdx n) { return g.child_classes(n); }, std::forward<Given>(given));
 }
 
 }  // namespace tensat::extract

@@ -147,9 +147,9 @@ class Credits {
   std::vector<char> in_drop_;
 };
 
-size_t largest_block(const ExtractGraph& g, const Reduction& red, const Requirements& req) {
+size_t largest_block(const ExtractGraph& g, const GraphIndex& index, const Reduction& red, const Requirements& req) {
   size_t largest = 0;
-  for (const auto& b : find_blocks(g, red, req).classes) largest = std::max(largest, b.size());
+  for (const auto& b : find_blocks(g, index, red, req).classes) largest = std::max(largest, b.size());
   return largest;
 }
 
@@ -180,7 +180,7 @@ Swaps find_swaps(const ExtractGraph& g, const GraphIndex& index, const Reduction
     for (NodeIdx n : g.classes[c].nodes)
       if (alive(n)) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators_by(g, cand, [&index](NodeIdx n) { return index.kids(n); }, given);
+    const std::vector<int64_t> by = dominators(g, cand, [&index](NodeIdx n) { return index.kids(n); }, given);
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;
       sw.replacement[cand[i]] = cand[static_cast<size_t>(by[i])];
@@ -323,7 +323,7 @@ Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, 
   }
   // The blocks of what is left (the mandatory classes as before: the restricted problem's own
   // can only be more).
-  r.largest_block_after = largest_block(g, kept_nodes(), req);
+  r.largest_block_after = largest_block(g, index, kept_nodes(), req);
   return r;
 }
 
