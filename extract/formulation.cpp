@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include <ClpDualRowSteepest.hpp>
 #include <ClpSimplex.hpp>
@@ -19,8 +20,8 @@
 namespace tensat::extract {
 
 IlpModel::IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req,
-                   const std::vector<char>* block)
-    : g_(g), red_(red), opts_(opts), block_(block) {
+                   const std::vector<char>* block, bool columns_only)
+    : g_(g), red_(red), opts_(opts), block_(block), columns_only_(columns_only) {
   // A block model relies on the requirements that split the problem (blocks.h).
   if (block_ && !req) throw InternalError("ilp: a block model needs the requirements that define the block");
   if (req) req_ = req;
@@ -35,8 +36,9 @@ void IlpModel::build() {
       col_of_node_[n] = static_cast<int>(node_of_col_.size());
       node_of_col_.push_back(n);
     }
-  const int nx = static_cast<int>(node_of_col_.size());
   order_col_.assign(C, -1);
+  if (columns_only_) return;
+  const int nx = static_cast<int>(node_of_col_.size());
   int ncols = nx;
   if (opts_.order != OrderConstraints::None)
     for (ClassIdx c = 0; c < C; ++c)
@@ -222,7 +224,12 @@ void IlpModel::set_landmarks(const std::vector<std::vector<NodeIdx>>& landmarks)
   }
 }
 
+void IlpModel::require_rows(const char* what) const {
+  if (columns_only_) throw InternalError(std::string("ilp: ") + what + " on a model of columns only (a twin's)");
+}
+
 double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int max_rounds) {
+  require_rows("separate");
   // The landmark rows go in before the first solve, which is then dual simplex from the
   // slack basis (dual feasible: every cost is >= 0). Against the primal solve from a crash
   // basis followed by the violated landmark rows and a dual re-solve (both to the same LP
@@ -320,6 +327,7 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
 }
 
 int IlpModel::drop_slack_cuts(int64_t& work_left, Clock::time_point deadline) {
+  require_rows("drop_slack_cuts");
   // Called once, before CBC's first round: every row from base_rows_ on is a separated one
   // (cycle cuts come after CBC's rounds; with rows still queued the LP is not solved).
   if (base_rows_ < 0 || !cuts_.lb.empty() || !lp_solved()) return 0;
@@ -356,6 +364,7 @@ int IlpModel::drop_slack_cuts(int64_t& work_left, Clock::time_point deadline) {
 }
 
 bool IlpModel::add_cycle_cut(const std::vector<ClassIdx>& cycle) {
+  require_rows("add_cycle_cut");
   std::vector<ClassIdx> key = cycle;
   std::rotate(key.begin(), std::min_element(key.begin(), key.end()), key.end());
   if (!seen_cycles_.insert(key).second) return false;

@@ -43,9 +43,11 @@ class IlpModel {
   /// them (otherwise computed here when opts.requirement_rows). `block` (blocks.h): per
   /// class, whether it belongs to the block this model is restricted to; the classes outside
   /// it are taken as given (they are mandatory classes of other blocks where a node of the
-  /// block uses them). Null: the whole problem.
+  /// block uses them). Null: the whole problem. `columns_only`: the columns and nothing else
+  /// (num_x, col_of, in_part), for a part that is solved as another's twin (twins.h) and so
+  /// never gets an LP; its separate(), lp(), drop_slack_cuts() and add_cycle_cut() throw.
   IlpModel(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts, const Requirements* req = nullptr,
-           const std::vector<char>* block = nullptr);
+           const std::vector<char>* block = nullptr, bool columns_only = false);
   IlpModel(const IlpModel&) = delete;  // req_ may point into the object
   IlpModel& operator=(const IlpModel&) = delete;
 
@@ -94,6 +96,7 @@ class IlpModel {
 
   /// The model for CBC, with all queued rows.
   const OsiClpSolverInterface& lp() {
+    require_rows("lp");
     flush_cuts();
     return solver_;
   }
@@ -108,6 +111,8 @@ class IlpModel {
 
  private:
   void build();
+  // Throws InternalError for a columns-only model (a broken invariant: twins get no LP).
+  void require_rows(const char* what) const;
   void precut_short_cycles();
   int separate_requirements(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                             std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
@@ -128,6 +133,7 @@ class IlpModel {
   const Reduction& red_;
   const IlpOptions& opts_;
   const std::vector<char>* block_ = nullptr;
+  bool columns_only_ = false;
   OsiClpSolverInterface solver_;
   std::vector<int> col_of_node_;
   std::vector<NodeIdx> node_of_col_;

@@ -514,10 +514,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       }
     }
     const size_t num_parts = split ? masks.size() : 1;
-    auto make_model = [&](size_t i) {
-      auto m = split ? std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks[i])
+    // (A twin, known before the models are made, gets its columns only: it never has an LP.)
+    auto make_model = [&](size_t i, bool columns_only = false) {
+      auto m = split ? std::make_unique<IlpModel>(g, ilp_red, opts, &req, &masks[i], columns_only)
                      : std::make_unique<IlpModel>(g, ilp_red, opts, with_req ? &req : nullptr);
-      m->set_landmarks(landmarks);
+      if (!columns_only) m->set_landmarks(landmarks);
       return m;
     };
     // Per class its part (-1: none: a one-class block, or free).
@@ -605,7 +606,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           }
           const size_t i = order[k];
           try {
-            models[i] = make_model(i);
+            models[i] = make_model(i, is_twin(i));
             if (split) {
               const double cost = part_cost(g, *models[i], p.incumbent);
               floor_closed[i] = part_floor[i] >= cost * (1.0 - opts.optimality_tolerance) ||

@@ -537,6 +537,13 @@ TEST(Ilp, SeparatedLpNeverExceedsTheOptimum) {
         std::vector<char> mask(c.g.classes.size(), 0);
         for (ClassIdx k : classes) mask[k] = 1;
         IlpModel part(c.g, red, opts, &req, &mask);
+        // A twin's model (columns only, ilp.cpp) has the same columns and no LP.
+        IlpModel columns(c.g, red, opts, &req, &mask, /*columns_only=*/true);
+        ASSERT_EQ(columns.num_x(), part.num_x()) << c.name;
+        for (NodeIdx n = 0; n < c.g.nodes.size(); ++n) ASSERT_EQ(columns.col_of(n), part.col_of(n)) << c.name;
+        int64_t none = 1'000'000;
+        EXPECT_THROW(columns.separate(none, IlpModel::Clock::now() + std::chrono::seconds(10), 20), InternalError)
+            << c.name;
         int64_t part_work = 1'000'000;
         total += part.separate(part_work, IlpModel::Clock::now() + std::chrono::seconds(10), 20);
         ASSERT_TRUE(part.lp_solved()) << c.name;
