@@ -124,7 +124,7 @@ std::vector<char> bound_and_eliminate(const Reduction& red, Bounding* b, Progres
   std::vector<std::vector<uint32_t>>& cuts = b->cuts;
   res.lm_cut_bound = lm.bound();
   p.raise(lm.bound(), "lm-cut");
-  spdlog::debug("ilp: [{:.3f} s] LM-cut bound {} ({} landmarks, {} facts, {} actions{})", seconds_since(t0),
+  spdlog::debug("ilp: [{:.4f} s] LM-cut bound {} ({} landmarks, {} facts, {} actions{})", seconds_since(t0),
                 lm.bound(), cuts.size(), task.facts(), task.actions(), task.acyclic() ? "" : ", cyclic");
   if (p.closed()) return keep;
   // Elimination: every extraction that uses an eliminated node costs at least `threshold`,
@@ -147,7 +147,7 @@ std::vector<char> bound_and_eliminate(const Reduction& red, Bounding* b, Progres
   res.eliminated = removed;
   if (removed == 0) p.cap = kInf;
   p.raise_restricted(lm.bound(), "lm-cut");
-  spdlog::debug("ilp: [{:.3f} s] eliminated {} of {} nodes; bound {}", seconds_since(t0), removed,
+  spdlog::debug("ilp: [{:.4f} s] eliminated {} of {} nodes; bound {}", seconds_since(t0), removed,
                 task.actions() - 1, std::min(threshold, lm.bound()));
   for (uint32_t a = 0; a < task.goal_action(); ++a)
     if (!lm.enabled(a)) keep[task.node_of(a)] = 0;
@@ -241,7 +241,7 @@ void take_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress
   const auto level = part.whole ? spdlog::level::debug : spdlog::level::trace;  // a line per block: trace
   if (spdlog::should_log(level))
     spdlog::log(level,
-                "ilp: [{:.3f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts, {} "
+                "ilp: [{:.4f} s] {} columns, {} rows ({} requirement rows, {} separated ({} odd-cover cuts, {} "
                 "exclusive-reader rows), {} landmark rows), {} cycle cuts; LP bound {} for a part of cost {}",
                 seconds_since(t0), model.num_x(), model.rows(), model.requirement_rows(), model.separated_rows(),
                 model.odd_cover_rows(), model.exclusive_rows(), model.landmark_rows(), model.cycle_cuts(), lp,
@@ -249,7 +249,7 @@ void take_lp(const ExtractGraph& g, const IlpOptions& opts, Part& part, Progress
   if (!model.lp_solved() || part.closed(opts, g, p.incumbent)) return;
   const Choice lp_choice = model.decode(model.lp().getColSolution(), &p.incumbent);
   if (offer(g, p, lp_choice))
-    spdlog::debug("ilp: [{:.3f} s] the LP solution is an extraction of cost {}", seconds_since(t0), p.cost);
+    spdlog::debug("ilp: [{:.4f} s] the LP solution is an extraction of cost {}", seconds_since(t0), p.cost);
 }
 
 // Phase 6 for one part: CBC from the incumbent, with lazy cycle cuts, within the work left.
@@ -304,7 +304,7 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
     const Choice choice = model.decode(out.x.data(), &p.incumbent);
     const auto cycles = find_cycles(g, choice);
     const bool valid = extraction_problem(g, choice).empty();
-    spdlog::debug("ilp: [{:.3f} s] round {} objective {} bound {} optimal {} cycles {}", seconds_since(t0), round,
+    spdlog::debug("ilp: [{:.4f} s] round {} objective {} bound {} optimal {} cycles {}", seconds_since(t0), round,
                   out.objective, out.bound, out.proven_optimal, cycles.size());
     if (valid) {
       offer(g, p, choice);
@@ -358,7 +358,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
 
   // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g, index) : no_reduction(g);
-  if (opts.reduce) spdlog::debug("ilp: [{:.3f} s] {}", seconds_since(t0), describe(red.stats));
+  if (opts.reduce) spdlog::debug("ilp: [{:.4f} s] {}", seconds_since(t0), describe(red.stats));
   std::optional<Bounding> bounding;
   if (opts.landmarks) bounding.emplace(g, red, hard_end);
 
@@ -368,7 +368,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   check_extraction(g, p.incumbent, "ilp warm start");
   p.cost = dag_cost(g, p.incumbent);
   res.warm_start_cost = p.cost;
-  spdlog::debug("ilp: [{:.3f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s, "
+  spdlog::debug("ilp: [{:.4f} s] warm start {} (greedy {} in {:.3f} s, greedy-DAG {} in {:.3f} s, "
                 "local search {}; in the worklist order {} in {:.3f} s{})",
                 seconds_since(t0), p.cost, warm.greedy.dag_cost, warm.greedy.time_s, warm.dag.dag_cost,
                 warm.dag.time_s, warm.local.dag_cost,
@@ -414,7 +414,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           sw.dominated + sw.swapped > 0 && 2 * untouched > sw.largest_block) {
         // (What the blocks after them would say, found without them: NasRNN, a block of 287
         // classes without swaps against the largest of 327; 2.5 ms.)
-        spdlog::debug("ilp: [{:.3f} s] swaps not taken: a block of {} classes has none, the largest has {}",
+        spdlog::debug("ilp: [{:.4f} s] swaps not taken: a block of {} classes has none, the largest has {}",
                       seconds_since(t0), untouched, sw.largest_block);
       } else if (sw.dominated + sw.swapped > 0) {
         std::vector<char> kept(ilp_red.node_alive.begin(), ilp_red.node_alive.end());
@@ -426,7 +426,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         size_t largest_after = 0;
         for (const auto& b : swapped_blocks.classes) largest_after = std::max(largest_after, b.size());
         if (2 * largest_after > sw.largest_block) {
-          spdlog::debug("ilp: [{:.3f} s] swaps not taken: the largest block {} -> {} classes", seconds_since(t0),
+          spdlog::debug("ilp: [{:.4f} s] swaps not taken: the largest block {} -> {} classes", seconds_since(t0),
                         sw.largest_block, largest_after);
         } else if (const Choice mapped = apply_swaps(g, ilp_red, sw.replacement, p.incumbent);
                    extraction_problem(g, mapped).empty() &&
@@ -438,7 +438,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
           p.cost = dag_cost(g, mapped);
           swapped_to = std::move(sw.replacement);
           res.swapped = sw.dominated + sw.swapped;
-          spdlog::debug("ilp: [{:.3f} s] swaps: {} nodes dominated, {} swapped for a base node; the largest block "
+          spdlog::debug("ilp: [{:.4f} s] swaps: {} nodes dominated, {} swapped for a base node; the largest block "
                         "{} -> {} classes; incumbent {}",
                         seconds_since(t0), sw.dominated, sw.swapped, sw.largest_block, largest_after, p.cost);
         } else {
@@ -485,7 +485,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         singles.emplace_back(classes[0], node);
       }
       if (offer(g, p, with_singles(p.incumbent)))
-        spdlog::debug("ilp: [{:.3f} s] the cheapest nodes of the one-class blocks: {}", seconds_since(t0), p.cost);
+        spdlog::debug("ilp: [{:.4f} s] the cheapest nodes of the one-class blocks: {}", seconds_since(t0), p.cost);
       // Every model costs time and memory in the size of the whole graph (its per-node and
       // per-class arrays), so consecutive blocks share one model (a union of blocks is as
       // independent as a block) once there are more than kMaxParts. A chain of 1000 modules
@@ -680,7 +680,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       largest = std::max(largest, models[i]->num_x());
     }
     res.blocks = split ? blocks.count() : 0;
-    spdlog::debug("ilp: [{:.3f} s] models built and LPs solved: {} columns{}", seconds_since(t0), cols,
+    spdlog::debug("ilp: [{:.4f} s] models built and LPs solved: {} columns{}", seconds_since(t0), cols,
                   split ? fmt::format(" in {} blocks ({} of one class; {} ILPs, the largest {} columns; {} "
                                       "closed by their landmarks)",
                                       blocks.count(), singles.size(), num_parts, largest,
@@ -689,7 +689,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     res.twin_parts = static_cast<size_t>(
         std::count_if(twins.begin(), twins.end(), [](const auto& t) { return t.has_value(); }));
     if (res.twin_parts > 0)
-      spdlog::debug("ilp: [{:.3f} s] {} parts are twins of another (twins.h)", seconds_since(t0), res.twin_parts);
+      spdlog::debug("ilp: [{:.4f} s] {} parts are twins of another (twins.h)", seconds_since(t0), res.twin_parts);
     if (spdlog::should_log(spdlog::level::trace))
       for (size_t i = 0; i < num_parts; ++i)
         spdlog::trace("ilp: part {}: {} columns, landmark floor {}, incumbent {}", i, part_cols[i], part_floor[i],
@@ -718,7 +718,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
         continue;
       }
       if (runs[i].ran)
-        spdlog::debug("ilp: [{:.3f} s] the LPs from part {} on are solved again within the work left ({})",
+        spdlog::debug("ilp: [{:.4f} s] the LPs from part {} on are solved again within the work left ({})",
                       seconds_since(t0), k, work_left);
       for (; k < order.size() && !p.closed(); ++k) {
         const size_t j = order[k];
@@ -739,7 +739,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       } else {
         res.work_budget += lp_extra;
         second_budget_spent = true;
-        spdlog::debug("ilp: [{:.3f} s] the LPs needed the restricted search's budget as well", seconds_since(t0));
+        spdlog::debug("ilp: [{:.4f} s] the LPs needed the restricted search's budget as well", seconds_since(t0));
       }
     }
     const int64_t stall_work = opts.stall_work < 0 ? res.work_budget / 4 : opts.stall_work;
@@ -774,11 +774,11 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     if (guided.valid() && !p.closed()) {
       const Choice c = guided.get();  // (on the reduced problem)
       if (!c.empty()) {
-        spdlog::debug("ilp: [{:.3f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
+        spdlog::debug("ilp: [{:.4f} s] guided start {} (incumbent {})", seconds_since(t0), dag_cost(g, c), p.cost);
         // A warm start still (`improved` is for what the ILP finds); part by part the cheaper.
         const bool improved = p.improved;
         if (offer(g, p, with_singles(cheaper_per_part(g, parts, p.incumbent, c))))
-          spdlog::debug("ilp: [{:.3f} s] with the guided start, part by part: {}", seconds_since(t0), p.cost);
+          spdlog::debug("ilp: [{:.4f} s] with the guided start, part by part: {}", seconds_since(t0), p.cost);
         p.improved = improved;
       }
     }
@@ -829,7 +829,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   }
   res.cycle_cuts = cycle_cuts;
   res.time_s = seconds_since(t0);
-  spdlog::debug("ilp: [{:.3f} s] {} {} bound {} gap {} (proof: {})", res.time_s, status, res.dag_cost,
+  spdlog::debug("ilp: [{:.4f} s] {} {} bound {} gap {} (proof: {})", res.time_s, status, res.dag_cost,
                 res.best_bound, res.gap, res.proof);
   return res;
 }

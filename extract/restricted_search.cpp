@@ -36,7 +36,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
     // took the swaps.)
     if ((r.classes.empty() && (r.dominated + r.swapped == 0 || res.swapped > 0)) ||
         2 * r.largest_block_after > r.largest_block_before) {
-      spdlog::debug("ilp: [{:.3f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
+      spdlog::debug("ilp: [{:.4f} s] no restricted search: {} classes restricted, the largest block {} -> {} classes",
                     seconds_since(t0), r.classes.size(), r.largest_block_before, r.largest_block_after);
       break;
     }
@@ -50,7 +50,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
       o.hints.push_back(std::move(hint));
     else
       spdlog::warn("ilp: the incumbent does not map onto the restricted problem (a broken invariant)");
-    spdlog::debug("ilp: [{:.3f} s] round {}: restricted {} classes to their base nodes, slack {}; swaps: {} nodes "
+    spdlog::debug("ilp: [{:.4f} s] round {}: restricted {} classes to their base nodes, slack {}; swaps: {} nodes "
                   "dominated, {} swapped for a base node; largest block {} -> {} classes",
                   seconds_since(t0), round, r.classes.size(), r.slack, r.dominated, r.swapped,
                   r.largest_block_before, r.largest_block_after);
@@ -83,7 +83,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
         keep_open[r.classes[i]] = 1;
         ++lowered;
       }
-    spdlog::debug("ilp: [{:.3f} s] restricted problem: {} {} (really {}) bound {}, {} lowered classes used; now {} "
+    spdlog::debug("ilp: [{:.4f} s] restricted problem: {} {} (really {}) bound {}, {} lowered classes used; now {} "
                   "bound {}",
                   seconds_since(t0), rr.status, rr.dag_cost, real_cost, rr.best_bound, lowered, p.cost,
                   p.bound);
