@@ -66,7 +66,7 @@ struct ExtractGraph {
 
   /// Distinct child classes of a node, sorted.
   std::vector<ClassIdx> child_classes(NodeIdx n) const;
-  /// The same appended to `out` (the flat child lists of GraphIndex and find_twins).
+  /// The same appended to `out` (GraphIndex's flat child lists).
   void append_child_classes(NodeIdx n, std::vector<ClassIdx>& out) const;
   /// Whether a node may ever be chosen on its own: not filtered, finite cost, no self-loop.
   bool usable(NodeIdx n) const;

@@ -544,7 +544,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     // Parts that are the same problem as one before them (twins.h): no LP or CBC of their own;
     // they take their representative's bound and extraction (sync_twins below).
     const std::vector<std::optional<TwinMap>> twins =
-        split && opts.twins ? find_twins(g, ilp_red, req, masks, order)
+        split && opts.twins ? find_twins(g, index, ilp_red, req, masks, order)
                             : std::vector<std::optional<TwinMap>>(num_parts);
     const auto is_twin = [&](size_t i) { return twins[i].has_value(); };
 
@@ -805,7 +805,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   }
   std::pair<int64_t, int64_t> restricted_work{0, 0};  // its budget and its use
   if (!p.closed() && status.empty() && second_budget_allowed && !second_budget_spent && left_s() > 0.0)
-    restricted_work = restricted_search(g, red, opts, p, res, hard_end, t0);
+    restricted_work = restricted_search(g, index, red, opts, p, res, hard_end, t0);
   if (p.closed()) {
     status = "optimal";
   } else if (status.empty()) {

@@ -21,8 +21,6 @@ constexpr double kResidualTie = 1e-6;
 
 }  // namespace
 
-WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts) { return warm_start(g, GraphIndex(g), opts); }
-
 WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts) {
   WarmStart w;  // (one index for every heuristic here)
   // The local search does not re-evaluate classes that did not pay (local_search.h): this is

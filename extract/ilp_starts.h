@@ -30,8 +30,7 @@ struct WarmStart {
   Choice choice;
 };
 
-/// `index` is g's (graph_index.h); the first form builds one.
-WarmStart warm_start(const ExtractGraph& g, const IlpOptions& opts);
+/// `index` is g's (graph_index.h), shared with the reduction beside it (extract_ilp).
 WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts);
 
 // A second start, guided by the bound (phase 4): the extraction that is cheapest in the

@@ -16,18 +16,19 @@ namespace tensat::extract {
 
 using Clock = Stopwatch::Clock;
 
-std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts,
+std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
+                                              const IlpOptions& opts,
                                               Progress& p, ExtractResult& res,
                                               std::chrono::steady_clock::time_point hard_end,
                                               std::chrono::steady_clock::time_point t0) {
   constexpr int kRefinements = 4;
-  const Requirements req = requirements(g, red);
+  const Requirements req = requirements(g, index, red);
   std::vector<char> keep_open(g.classes.size(), 0);
   std::pair<int64_t, int64_t> work{0, 0};
   for (int round = 0; round < kRefinements && !p.closed(); ++round) {
     const double seconds_left = std::chrono::duration<double>(hard_end - Clock::now()).count();
     if (seconds_left <= 0.0) break;
-    const Restriction r = restrict_to_base_nodes(g, red, req, opts.restriction_slack * p.cost, &keep_open);
+    const Restriction r = restrict_to_base_nodes(g, index, red, req, opts.restriction_slack * p.cost, &keep_open);
     // Only where it splits the problem: the largest block at least halves. Elsewhere the
     // restricted problem is as hard as the problem (k_multi 2: NasRNN 7770 -> 7768 classes,
     // Inception-v3 1647 -> 1627, BERT 9554 -> 9550; a second search there took 0.4-1.8 s for at
@@ -73,8 +74,10 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduc
     offer(g, p, rr.choice);
     // Its extraction priced really, where it paid a lowered cost, may gain from the other
     // nodes of those classes: the local search on the whole problem.
-    if (opts.local_search) offer(g, p, opts.reduce ? map_to_reduced(g, red, improve_local(g, rr.choice).choice)
-                                                   : improve_local(g, rr.choice).choice);
+    if (opts.local_search) {
+      const Choice local = improve_local(g, index, rr.choice).choice;
+      offer(g, p, opts.reduce ? map_to_reduced(g, red, local) : local);
+    }
     if (std::isfinite(rr.best_bound)) p.raise(rr.best_bound, "restriction");
     // The restricted classes where its extraction paid a lowered cost: left open next round.
     size_t lowered = 0;

@@ -18,8 +18,10 @@ namespace tensat::extract {
 /// restricted classes are lowered by their slack). Where its optimum pays a lowered cost, those
 /// classes are left open and it is solved again (at most 4 rounds, while the
 /// restriction still splits the problem). Returns the work budget it had and the work it used.
-/// Adds to res.restriction_* and res.restricted_*; offers to and raises `p`.
-std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Reduction& red, const IlpOptions& opts,
+/// Adds to res.restriction_* and res.restricted_*; offers to and raises `p`. `index` is g's
+/// (the ILP run's).
+std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
+                                              const IlpOptions& opts,
                                               Progress& p, ExtractResult& res,
                                               std::chrono::steady_clock::time_point hard_end,
                                               std::chrono::steady_clock::time_point t0);

@@ -238,11 +238,9 @@ Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vecto
   return prune_to_roots(g, c);
 }
 
-Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
-                                   double max_slack, const std::vector<char>* keep_open) {
+Restriction restrict_to_base_nodes(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
+                                   const Requirements& req, double max_slack, const std::vector<char>* keep_open) {
   Restriction r;
-  if (!req.computed) return r;
-  const GraphIndex index(g);
   Swaps sw = find_swaps(g, index, red, req);
   if (sw.replacement.empty()) return r;
   r.largest_block_before = sw.largest_block;

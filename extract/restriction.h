@@ -110,9 +110,10 @@ Choice apply_swaps(const ExtractGraph& g, const Reduction& red, const std::vecto
 /// slack first, while the total stays within `max_slack` (only classes that have another node
 /// besides their base nodes), never a class marked in `keep_open` (per class; null: none).
 /// Needs requirements over `red` that were computed, and an acyclic class graph over its alive
-/// nodes; returns nothing restricted or swapped where either fails.
-Restriction restrict_to_base_nodes(const ExtractGraph& g, const Reduction& red, const Requirements& req,
-                                   double max_slack, const std::vector<char>* keep_open = nullptr);
+/// nodes; returns nothing restricted or swapped where either fails. `index` is g's.
+Restriction restrict_to_base_nodes(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
+                                   const Requirements& req, double max_slack,
+                                   const std::vector<char>* keep_open = nullptr);
 
 /// An extraction of the reduced problem (alive nodes of `red`) made one of the restricted
 /// problem (the construction of the bound above): each restricted class takes its cheapest

@@ -36,8 +36,12 @@ struct TwinMap {
 /// before it in `order` that is the same problem (itself a representative, never a twin), or
 /// nothing. Needs the requirements over `red` (their mandatory classes) and an acyclic class
 /// graph over the alive nodes (find_blocks() checks both; with a cycle there are no twins).
+/// `index` is g's (graph_index.h); the first form builds one.
 std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const Reduction& red, const Requirements& req,
                                                const std::vector<std::vector<char>>& masks,
+                                               const std::vector<size_t>& order);
+std::vector<std::optional<TwinMap>> find_twins(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
+                                               const Requirements& req, const std::vector<std::vector<char>>& masks,
                                                const std::vector<size_t>& order);
 
 /// The exact check: whether part t (its classes `classes`) is the same problem as part r (its

@@ -28,8 +28,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Restriction restrict_all(const ExtractGraph& g, double max_slack, const std::vector<char>* keep_open = nullptr) {
-  const Reduction red = reduce(g);
-  return restrict_to_base_nodes(g, red, requirements(g, red), max_slack, keep_open);
+  const GraphIndex index(g);
+  const Reduction red = reduce(g, index);
+  return restrict_to_base_nodes(g, index, red, requirements(g, index, red), max_slack, keep_open);
 }
 
 // root = f(M, K); M (mandatory) = m(leaf); K = base(M) at 5, or alt(A) at 2 with A = a(leaf)
