@@ -1,17 +1,12 @@
 // Importer: file loading, validation, the walk over the ONNX graph, opaque nodes.
 #include "importer/importer.h"
 
-#include <fcntl.h>
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <queue>
@@ -27,6 +22,8 @@
 #include "onnx_model/dtype.h"
 #include "onnx_model/external_data.h"
 #include "onnx_model/shape_op.h"
+#include "support/atomic_file.h"
+#include "support/file_bytes.h"
 
 namespace tensat {
 
@@ -76,17 +73,18 @@ ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts
   if (stat(path.c_str(), &st) != 0) throw ImportError(path + ": no such file");
   if (S_ISDIR(st.st_mode)) throw ImportError(path + ": is a directory, not an ONNX file");
   if (st.st_size == 0) throw ImportError(path + ": file is empty, not an ONNX model");
-  int fd = open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw ImportError(path + ": cannot open: " + std::strerror(errno));
+  if (st.st_size > INT32_MAX)
+    throw ImportError(path + ": larger than 2 GiB, protobuf's limit for one message; an ONNX model that large keeps its "
+                             "weights in external data files");
   onnx::ModelProto model;
   bool ok = false;
-  {
-    google::protobuf::io::FileInputStream raw(fd);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT32_MAX);
-    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  try {
+    // One contiguous buffer: protobuf then copies each weight's raw data once (file_bytes.h).
+    const FileBytes bytes(path);
+    ok = model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  } catch (const FileError& e) {
+    throw ImportError(e.what());
   }
-  close(fd);
   if (!ok) throw ImportError(path + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX)");
   ImportOptions o = opts;
   if (o.external_data_dir.empty()) o.external_data_dir = std::filesystem::path(path).parent_path().string();
