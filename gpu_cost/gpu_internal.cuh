@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lang/op.h"
+#include "gpu_cost/cublas_loader.cuh"
 #include "gpu_cost/gpu_runtime.h"
 
 namespace tensat::gpu {

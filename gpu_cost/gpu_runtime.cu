@@ -66,22 +66,22 @@ Context::Context(bool allow_tf32) : impl_(std::make_unique<ContextImpl>()) {
   TENSAT_CUDA(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking));
   TENSAT_CUDNN(cudnnCreate(&impl_->cudnn));
   TENSAT_CUDNN(cudnnSetStream(impl_->cudnn, impl_->stream));
-  TENSAT_CUBLAS(cublasCreate(&impl_->cublas));
-  TENSAT_CUBLAS(cublasSetStream(impl_->cublas, impl_->stream));
-  TENSAT_CUBLAS(cublasSetMathMode(impl_->cublas, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                            : CUBLAS_DEFAULT_MATH));
+  TENSAT_CUBLAS(cublas_api().create(&impl_->cublas));
+  TENSAT_CUBLAS(cublas_api().set_stream(impl_->cublas, impl_->stream));
+  TENSAT_CUBLAS(cublas_api().set_math_mode(impl_->cublas, allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                      : CUBLAS_DEFAULT_MATH));
   // cuBLAS's own workspace, fixed now so that no cuBLAS call allocates during a CUDA-graph
   // capture (NVIDIA recommends 32 MiB on Hopper, 4 MiB elsewhere; 32 MiB covers both).
   constexpr size_t kCublasWorkspace = size_t{32} << 20;
   TENSAT_CUDA(cudaMalloc(&impl_->cublas_workspace, kCublasWorkspace));
-  TENSAT_CUBLAS(cublasSetWorkspace(impl_->cublas, impl_->cublas_workspace, kCublasWorkspace));
+  TENSAT_CUBLAS(cublas_api().set_workspace(impl_->cublas, impl_->cublas_workspace, kCublasWorkspace));
 }
 
 Context::~Context() {
   if (!impl_) return;
   if (impl_->stream) cudaStreamSynchronize(impl_->stream);
   if (impl_->workspace) cudaFree(impl_->workspace);
-  if (impl_->cublas) cublasDestroy(impl_->cublas);
+  if (impl_->cublas) cublas_api().destroy(impl_->cublas);
   if (impl_->cublas_workspace) cudaFree(impl_->cublas_workspace);
   if (impl_->cudnn) cudnnDestroy(impl_->cudnn);
   if (impl_->stream) cudaStreamDestroy(impl_->stream);

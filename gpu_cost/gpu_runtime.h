@@ -25,6 +25,10 @@ class GpuError : public std::runtime_error {
 /// Number of CUDA devices; 0 when cudaGetDeviceCount fails (no driver, no GPU).
 int device_count();
 inline bool available() { return device_count() > 0; }
+/// The cuBLAS library file, opened (on first call) and checked for every function the
+/// executor calls; cuBLAS is loaded at run time, not linked (cublas_loader.cuh). Throws
+/// GpuError saying what is missing. Needs no device.
+std::string cublas_library();
 
 struct ContextImpl;  // defined in gpu_internal.cuh, visible to .cu files only
 

@@ -17,6 +17,7 @@ namespace {
 }  // namespace
 
 int device_count() { return 0; }
+std::string cublas_library() { no_cuda(); }
 
 Context::Context(bool) { no_cuda(); }
 Context::~Context() = default;
