@@ -277,5 +277,46 @@ TEST(RefexecRandom, BroadcastMatchesIndexArithmetic) {
   }
 }
 
+TEST(RefexecRandom, TransposeMatchesIndexArithmetic) {
+  // Shapes around the copy tile (32): the tiled path (input's innermost dimension moved) with
+  // partial tiles and size-1 dimensions, and the plain strided path.
+  std::mt19937 rng(2027);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int sizes[] = {1, 2, 3, 31, 32, 33, 40, 65};
+  for (int trial = 0; trial < 200; ++trial) {
+    const int rank = pick(1, 4);
+    Shape xs;
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i) {
+      xs.push_back(n > 4000 ? pick(1, 2) : sizes[pick(0, 7)]);
+      n *= xs.back();
+    }
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const Tensor x = random_tensor(xs, 5 + static_cast<uint64_t>(trial));
+    Shape os;
+    for (int64_t p : perm) os.push_back(xs[static_cast<size_t>(p)]);
+    // Reference: out[i0..] = x[j..] with j[perm[k]] = i[k].
+    Tensor want(os);
+    std::vector<int64_t> xi(xs.size());
+    for (int64_t flat = 0; flat < num_elements(os); ++flat) {
+      int64_t f = flat;
+      for (size_t k = os.size(); k-- > 0;) {
+        xi[static_cast<size_t>(perm[k])] = f % os[k];
+        f /= os[k];
+      }
+      int64_t src = 0;
+      for (size_t d = 0; d < xs.size(); ++d) src = src * xs[d] + xi[d];
+      want.data[static_cast<size_t>(flat)] = x.data[static_cast<size_t>(src)];
+    }
+    std::string perm_id;
+    for (size_t k = 0; k < perm.size(); ++k) perm_id += (k ? "_" : "") + std::to_string(perm[k]);
+    const std::string term = "(transpose " + perm_id + " (input x@" + dims_id(xs) + "))";
+    SCOPED_TRACE(term);
+    expect_close(eval_term(term, {{"x", x}}), want, 0);
+  }
+}
+
 }  // namespace
 }  // namespace tensat::refexec::testing
