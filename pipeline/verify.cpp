@@ -112,6 +112,9 @@ std::map<std::string, std::string> twins(const ImportResult& m, const std::set<s
   std::vector<ir::NodeId> canon(g.size());
   std::map<std::string, ir::NodeId> by_key;
   std::map<ir::NodeId, std::vector<std::string>> opaque_names;  // canonical node -> opaque names
+  // Weights are numbered by content without copying their bytes into a key (a VGG's are half a
+  // gigabyte): among the weights of the same type, the first with the same bytes.
+  std::map<std::string, std::vector<std::pair<ir::NodeId, const WeightData*>>> weights_of_type;
   for (ir::NodeId n = 0; n < g.size(); ++n) {
     const ir::Node& nd = g.node(n);
     std::string key;
@@ -121,7 +124,11 @@ std::map<std::string, std::string> twins(const ImportResult& m, const std::set<s
       auto leaf = parse_leaf_id(g.node(nd.children[0]).sym);
       if (leaf && m.weights.contains(leaf->name)) {
         const WeightData& w = m.weights.get(leaf->name);
-        key = "w:" + std::string(dtype_name(w.type.dtype)) + shape_str(w.type.shape) + ":" + w.bytes;
+        auto& same_type = weights_of_type[std::string(dtype_name(w.type.dtype)) + shape_str(w.type.shape)];
+        auto same = std::find_if(same_type.begin(), same_type.end(),
+                                 [&](const auto& o) { return o.second->bytes == w.bytes; });
+        if (same == same_type.end()) same = same_type.insert(same_type.end(), {n, &w});
+        key = "w#" + std::to_string(same->first);
       }
     } else if (nd.op == Op::Num) {
       key = "num:" + std::to_string(nd.num);
