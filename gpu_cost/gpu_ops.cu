@@ -142,10 +142,10 @@ class ConvKernel final : public Kernel {
       // Y[n] (cout x hw) = W (cout x cin) X[n] (cin x hw), row-major: column-major Y^T = X^T W^T.
       const int hw = to_int(d_.h * d_.w, "conv"), cout = to_int(d_.cout, "conv"), cin = to_int(d_.cin, "conv");
       const float one = 1.0f, zero = 0.0f;
-      TENSAT_CUBLAS(cublas_api().sgemm_strided_batched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, hw, cout, cin, &one,
-                                              static_cast<const float*>(x), hw, static_cast<long long>(cin) * hw,
-                                              static_cast<const float*>(w), cin, 0, &zero, f(out), hw,
-                                              static_cast<long long>(cout) * hw, to_int(d_.n, "conv")));
+      TENSAT_CUBLAS(cublas_api().sgemm_strided_batched(
+          c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, hw, cout, cin, &one, static_cast<const float*>(x), hw,
+          static_cast<long long>(cin) * hw, static_cast<const float*>(w), cin, 0, &zero, f(out), hw,
+          static_cast<long long>(cout) * hw, to_int(d_.n, "conv")));
       if (bias || d_.act != Act::None)
         launch_bias_act(c_.stream, f(out), static_cast<const float*>(bias), d_.cout, d_.oh * d_.ow, f(out),
                         d_.n * d_.cout * d_.oh * d_.ow, d_.act);
@@ -369,12 +369,14 @@ class MatmulKernel final : public Kernel {
     const int ldn = std::max(n, 1), ldk = std::max(k, 1);
     // Row-major C = A B is column-major C^T = B^T A^T.
     if (strided_) {
-      TENSAT_CUBLAS(cublas_api().sgemm_strided_batched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, ldn, b_stride_, a,
-                                              ldk, a_stride_, &zero, cptr, ldn, d_.m * d_.n, to_int(d_.batch, "matmul")));
+      TENSAT_CUBLAS(cublas_api().sgemm_strided_batched(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, ldn,
+                                                       b_stride_, a, ldk, a_stride_, &zero, cptr, ldn, d_.m * d_.n,
+                                                       to_int(d_.batch, "matmul")));
     } else {
       for (int64_t i = 0; i < d_.batch; ++i) {
-        TENSAT_CUBLAS(cublas_api().sgemm(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b + b_off_[static_cast<size_t>(i)],
-                                  ldn, a + a_off_[static_cast<size_t>(i)], ldk, &zero, cptr + i * d_.m * d_.n, ldn));
+        TENSAT_CUBLAS(cublas_api().sgemm(c_.cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+                                         b + b_off_[static_cast<size_t>(i)], ldn, a + a_off_[static_cast<size_t>(i)],
+                                         ldk, &zero, cptr + i * d_.m * d_.n, ldn));
       }
     }
     if (d_.has_bias || d_.act != Act::None) {

@@ -74,8 +74,8 @@ ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts
   if (S_ISDIR(st.st_mode)) throw ImportError(path + ": is a directory, not an ONNX file");
   if (st.st_size == 0) throw ImportError(path + ": file is empty, not an ONNX model");
   if (st.st_size > INT32_MAX)
-    throw ImportError(path + ": larger than 2 GiB, protobuf's limit for one message; an ONNX model that large keeps its "
-                             "weights in external data files");
+    throw ImportError(path + ": larger than 2 GiB, protobuf's limit for one message; an ONNX model that large "
+                             "keeps its weights in external data files");
   onnx::ModelProto model;
   bool ok = false;
   try {

@@ -55,6 +55,11 @@ def cases(tmp):
     out.append(("random bytes", write("random.onnx", np.random.default_rng(1).bytes(4096)), [], ["random.onnx"]))
     out.append(("text file", write("text.onnx", b"this is not an onnx model\n" * 20), [], ["text.onnx"]))
     out.append(("directory", tmp, [], [os.path.basename(tmp)]))
+    big = os.path.join(tmp, "over_2gib.onnx")  # sparse: no disk space taken
+    with open(big, "wb") as f:
+        f.write(good)
+        f.truncate(2**31)
+    out.append(("over 2 GiB", big, [], ["over_2gib.onnx", "larger than 2 GiB", "external data"]))
     m = model([helper.make_node("Add", ["x", "ghost"], ["y"], name="adder")], [vi("x", [2, 3])], [vi("y", [2, 3])])
     out.append(("undefined tensor", write("undefined.onnx", m.SerializeToString()), [], ["adder", "ghost"]))
     m = model([helper.make_node("Add", ["x", "b"], ["a"], name="n1"), helper.make_node("Relu", ["a"], ["b"], name="n2"),
