@@ -30,7 +30,9 @@ CublasApi load() {
     void* p = dlsym(h, name);
     if (!p) {
       const char* e = dlerror();
-      throw GpuError("cuBLAS (" + lib + ") has no function " + name + (e ? std::string(": ") + e : std::string()));
+      const std::string why = e ? std::string(": ") + e : std::string();
+      dlclose(h);
+      throw GpuError("cuBLAS (" + lib + ") has no function " + name + why);
     }
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
   };

@@ -58,6 +58,7 @@ void ContextImpl::release_workspace() {
 
 Context::Context(bool allow_tf32) : impl_(std::make_unique<ContextImpl>()) {
   if (device_count() == 0) throw GpuError("no CUDA device");
+  cublas_api();  // opened first: if it cannot be, nothing has been created yet
   TENSAT_CUDA(cudaSetDevice(0));
   cudaDeviceProp prop{};
   TENSAT_CUDA(cudaGetDeviceProperties(&prop, 0));

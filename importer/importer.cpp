@@ -81,6 +81,7 @@ ImportResult import_onnx_file(const std::string& path, const ImportOptions& opts
   try {
     // One contiguous buffer: protobuf then copies each weight's raw data once (file_bytes.h).
     const FileBytes bytes(path);
+    if (bytes.size() > INT32_MAX) throw ImportError(path + ": grew past 2 GiB while it was read");
     ok = model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
   } catch (const FileError& e) {
     throw ImportError(e.what());

@@ -115,7 +115,8 @@ if [ "${1:-}" = "--env" ]; then
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   for b in "$here"/bin/*; do echo "== $(basename "$b")"; ldd "$b" | grep -E 'cud|cublas|not found' || true; done
   # cuBLAS is not linked but opened when a GPU context is created (gpu_cost/cublas_loader.cuh).
-  echo "== cuBLAS (opened at run time): $( (IFS=:; for d in $LD_LIBRARY_PATH; do ls "$d"/libcublas.so.* 2>/dev/null; done) | head -1 || true)"
+  # The binaries open libcublas.so.<major of the headers they were built with> (13 for CUDA 13).
+  echo "== cuBLAS (opened at run time) on LD_LIBRARY_PATH: $( (IFS=:; for d in $LD_LIBRARY_PATH; do ls "$d"/libcublas.so.[0-9]* 2>/dev/null; done) | tr '\n' ' ' || true)"
   exit 0
 fi
 [ $# -ge 1 ] || { echo "usage: bundle/run NAME [ARGS...] (NAME in bundle/bin)" >&2; exit 2; }

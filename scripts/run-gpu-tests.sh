@@ -23,6 +23,9 @@ mkdir -p "$OUT"
   echo "== nvidia-smi"; nvidia-smi 2>&1 || echo "nvidia-smi failed"
   echo "== bundle"; cat bundle/MANIFEST
   echo "== libraries"; bundle/run --env 2>&1
+  if [ -x bundle/bin/test_gpu_cost ]; then  # the cuBLAS the binaries open (not linked)
+    echo "== cuBLAS"; bundle/run test_gpu_cost --gtest_filter='CublasLoader*' 2>&1 | grep -E 'cuBLAS|OK|FAILED'
+  fi
 } > "$OUT/gpu-env.log"
 
 export TENSAT_COST_CACHE="$OUT/gpu-cost-cache.json"

@@ -23,7 +23,8 @@ struct Fd {
 };
 
 [[noreturn]] void fail(const std::string& path, const char* what) {
-  throw FileError(path + ": " + what + ": " + std::strerror(errno));
+  const int e = errno;
+  throw FileError(path + ": " + what + ": " + std::strerror(e));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "gpu_cost/gpu_runtime.h"
@@ -14,12 +15,13 @@ namespace {
 TEST(CublasLoader, OpensCublasWithEveryFunctionWithoutADevice) {
 #ifdef TENSAT_HAVE_CUDA
   const std::string path = cublas_library();
+  std::printf("cuBLAS opened: %s\n", path.c_str());  // (in the GPU machine's gpu-env.log)
   EXPECT_NE(path.find("libcublas.so."), std::string::npos) << path;
   // Loaded by the call above (RTLD_NOLOAD opens nothing that is not loaded already).
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(h, nullptr) << path;
   if (h) dlclose(h);
-  EXPECT_EQ(cublas_library(), path);  // opened once
+  EXPECT_EQ(cublas_library(), path);  // the same answer again
 #else
   EXPECT_THROW(cublas_library(), GpuError);
 #endif

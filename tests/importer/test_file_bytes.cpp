@@ -1,6 +1,7 @@
 // FileBytes (support/file_bytes.h), which the importer parses ONNX files from: the same bytes
 // whether mapped or read, and errors that name the path.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
