@@ -52,7 +52,7 @@ Tensor transpose(const View& x, const std::vector<int64_t>& perm) {
   // The output's innermost dimension is a strided gather from the input. Where the input's
   // innermost dimension (step 1) is another output dimension `c`, the two are copied in square
   // tiles: gathering whole rows at a large stride touches a new cache line (and, past a few KB, a
-  // new page) for every element (a 25088 x 4096 Gemm weight took 1.1 s, tiled 0.1 s).
+  // new page) for every element (VGG-11-BN's 25088 x 4096 Gemm weight: its whole run 10.5 s -> 5.5 s).
   const size_t last = r - 1;
   size_t c = last;
   for (size_t i = 0; i < r; ++i)
