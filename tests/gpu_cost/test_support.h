@@ -1,19 +1,18 @@
-// Helpers for the gpu_cost tests: capturing spdlog output, temporary folders, type lists.
+// Helpers for the gpu_cost tests: capturing spdlog output, temporary folders (tests/temp_dir.h), type lists.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "lang/types.h"
 #include "gpu_cost/gpu_runtime.h"
+#include "tests/temp_dir.h"
 
 namespace tensat::testing {
 
@@ -32,25 +31,6 @@ class LogCapture {
  private:
   std::ostringstream out_;
   std::shared_ptr<spdlog::logger> old_;
-};
-
-/// A fresh folder under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() / ("tensat_gpu_cost_" + std::to_string(rd()) + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
 };
 
 /// Owns ValueTypes and hands out the pointer list a signature is made of.

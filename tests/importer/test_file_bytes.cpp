@@ -1,7 +1,6 @@
 // FileBytes (support/file_bytes.h), which the importer parses ONNX files from: the same bytes
 // whether mapped or read, and errors that name the path.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,27 +9,17 @@
 
 #include "support/atomic_file.h"
 #include "support/file_bytes.h"
+#include "tests/temp_dir.h"
 
 namespace tensat {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct TempDir {
-  fs::path dir;
-  TempDir() {
-    dir = fs::temp_directory_path() / ("tensat_file_bytes_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~TempDir() { fs::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const fs::path p = dir / name;
-    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    return p.string();
-  }
-};
+// Writes `bytes` to a file `name` in `dir`; returns its path.
+std::string write(const testing::TempDir& dir, const std::string& name, const std::string& bytes) {
+  const std::string p = dir.file(name);
+  std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return p;
+}
 
 // Bytes of every value, over several pages and not a multiple of the page size.
 std::string some_bytes(size_t n) {
@@ -41,9 +30,9 @@ std::string some_bytes(size_t n) {
 }
 
 TEST(FileBytes, MappedAndReadGiveTheFileSBytes) {
-  TempDir t;
+  const testing::TempDir t;
   const std::string bytes = some_bytes(3 * 4096 + 123);
-  const std::string path = t.write("model.onnx", bytes);
+  const std::string path = write(t, "model.onnx", bytes);
   const FileBytes mapped(path);
   EXPECT_TRUE(mapped.mapped());
   ASSERT_EQ(mapped.size(), bytes.size());
@@ -55,8 +44,8 @@ TEST(FileBytes, MappedAndReadGiveTheFileSBytes) {
 }
 
 TEST(FileBytes, EmptyFileHasNoBytes) {
-  TempDir t;
-  const std::string path = t.write("empty.onnx", "");
+  const testing::TempDir t;
+  const std::string path = write(t, "empty.onnx", "");
   for (auto mode : {FileBytes::Mode::MapOrRead, FileBytes::Mode::Read}) {
     const FileBytes f(path, mode);
     EXPECT_EQ(f.size(), 0u);
@@ -65,8 +54,8 @@ TEST(FileBytes, EmptyFileHasNoBytes) {
 }
 
 TEST(FileBytes, ErrorsNameThePath) {
-  TempDir t;
-  const std::string missing = (t.dir / "missing.onnx").string();
+  const testing::TempDir t;
+  const std::string missing = t.file("missing.onnx");
   try {
     FileBytes f(missing);
     FAIL() << "no error for a missing file";
@@ -74,10 +63,10 @@ TEST(FileBytes, ErrorsNameThePath) {
     EXPECT_NE(std::string(e.what()).find(missing + ": cannot open"), std::string::npos) << e.what();
   }
   try {
-    FileBytes f(t.dir.string());
+    FileBytes f(t.path().string());
     FAIL() << "no error for a directory";
   } catch (const FileError& e) {
-    EXPECT_NE(std::string(e.what()).find(t.dir.string() + ": not a regular file"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(t.path().string() + ": not a regular file"), std::string::npos) << e.what();
   }
 }
 
