@@ -134,8 +134,7 @@ Reduction reduce(const ExtractGraph& g, const GraphIndex& index) {
     for (NodeIdx n : g.classes[c].nodes)
       if (r.node_alive[n]) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators(
-        g, cand, [&index](NodeIdx n) { return index.kids(n); }, [&](ClassIdx k) { return r.class_free[k] != 0; });
+    const std::vector<int64_t> by = dominators(g, index, cand, [&](ClassIdx k) { return r.class_free[k] != 0; });
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;
       r.node_alive[cand[i]] = 0;

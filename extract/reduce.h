@@ -47,11 +47,10 @@ Reduction reduce(const ExtractGraph& g, const GraphIndex& index);
 /// children: free ones in reduce(), also mandatory ones in restriction.h). Candidates are
 /// visited by (cost, #children, index), so a dominator always comes first, and comparing
 /// against kept nodes suffices (dominance is transitive). Returns per candidate the index
-/// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept. `kids_of(n)`
-/// gives n's child classes, sorted and distinct (GraphIndex::kids, or
-/// ExtractGraph::child_classes).
-template <class KidsOf, class Given>
-std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+/// (into `cand`) of a kept candidate that dominates it, or -1 where it is kept. `index` is g's
+/// (its child lists are sorted and distinct).
+template <class Given>
+std::vector<int64_t> dominators(const ExtractGraph& g, const GraphIndex& index, const std::vector<NodeIdx>& cand,
                                 Given&& given);
 
 /// Maps a valid extraction to one that uses only alive nodes (dominated nodes replaced, free
@@ -98,14 +97,14 @@ Requirements requirements(const ExtractGraph& g, const GraphIndex& index, const 
 /// One line summarising the statistics, for logs.
 std::string describe(const Reduction::Stats& s);
 
-template <class KidsOf, class Given>
-std::vector<int64_t> dominators(const ExtractGraph& g, const std::vector<NodeIdx>& cand, KidsOf&& kids_of,
+template <class Given>
+std::vector<int64_t> dominators(const ExtractGraph& g, const GraphIndex& index, const std::vector<NodeIdx>& cand,
                                 Given&& given) {
   // The candidates' non-given children in one flat list (candidate i: start[i] .. start[i + 1]).
   std::vector<uint32_t> start(cand.size() + 1, 0);
   std::vector<ClassIdx> flat;
   for (size_t i = 0; i < cand.size(); ++i) {
-    for (ClassIdx k : kids_of(cand[i]))
+    for (ClassIdx k : index.kids(cand[i]))
       if (!given(k)) flat.push_back(k);
     start[i + 1] = static_cast<uint32_t>(flat.size());
   }

@@ -17,8 +17,7 @@ namespace tensat::extract {
 using Clock = Stopwatch::Clock;
 
 std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
-                                              const IlpOptions& opts,
-                                              Progress& p, ExtractResult& res,
+                                              const IlpOptions& opts, Progress& p, ExtractResult& res,
                                               std::chrono::steady_clock::time_point hard_end,
                                               std::chrono::steady_clock::time_point t0) {
   constexpr int kRefinements = 4;

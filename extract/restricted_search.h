@@ -21,8 +21,7 @@ namespace tensat::extract {
 /// Adds to res.restriction_* and res.restricted_*; offers to and raises `p`. `index` is g's
 /// (the ILP run's).
 std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const GraphIndex& index, const Reduction& red,
-                                              const IlpOptions& opts,
-                                              Progress& p, ExtractResult& res,
+                                              const IlpOptions& opts, Progress& p, ExtractResult& res,
                                               std::chrono::steady_clock::time_point hard_end,
                                               std::chrono::steady_clock::time_point t0);
 

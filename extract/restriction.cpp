@@ -180,7 +180,7 @@ Swaps find_swaps(const ExtractGraph& g, const GraphIndex& index, const Reduction
     for (NodeIdx n : g.classes[c].nodes)
       if (alive(n)) cand.push_back(n);
     if (cand.size() < 2) continue;
-    const std::vector<int64_t> by = dominators(g, cand, [&index](NodeIdx n) { return index.kids(n); }, given);
+    const std::vector<int64_t> by = dominators(g, index, cand, given);
     for (size_t i = 0; i < cand.size(); ++i) {
       if (by[i] < 0) continue;
       sw.replacement[cand[i]] = cand[static_cast<size_t>(by[i])];
