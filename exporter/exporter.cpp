@@ -17,6 +17,7 @@
 
 #include "exporter/emit.h"
 #include "exporter/emitter.h"
+#include "exporter/gemm_weights.h"
 #include "onnx_model/dtype.h"
 #include "onnx_model/shape_op.h"
 
@@ -427,7 +428,24 @@ void Emitter::emit_matmul(NodeId n) {
   NodeId a = nd.children[1], b = nd.children[2], bias = nd.children[3];
   bool has_bias = node(bias).op != Op::Sym;
   std::string y = act == Act::None ? out_name(n) : fresh("matmul");
-  if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
+  if (gemm_b_[b]) {
+    // B = (transpose 1_0 W), A 2-D: Gemm over W with transB = 1, as the source wrote it.
+    const NodeId w = node(b).children[1];
+    std::vector<std::string> ins = {name(a), name(w)};
+    const Shape mn = {shape(a)[0], shape(b)[1]};
+    bool broadcast = false;
+    if (has_bias) {
+      ins.push_back(name(bias));
+      broadcast = shape(bias) != mn;
+    } else if (ctx_.default_opset < 11) {  // C is optional from Gemm-11 on
+      ins.push_back(filled_initializer("gemm_zero_bias", mn[1], 0.0f));
+      broadcast = true;
+    }
+    auto* p = add_node("Gemm", ins, {y});
+    set_int(p, "transB", 1);
+    // Before opset 7 a C smaller than [M, N] needs broadcast=1 (numpy's rule, one way).
+    if (ctx_.default_opset < 7 && broadcast) set_int(p, "broadcast", 1);
+  } else if (has_bias && shape(a).size() == 2 && shape(b).size() == 2) {
     auto* p = add_node("Gemm", {name(a), name(b), name(bias)}, {y});
     // Before opset 7 a C smaller than [M, N] needs broadcast=1 (numpy's rule, one way).
     if (ctx_.default_opset < 7 && shape(bias) != Shape{shape(a)[0], shape(b)[1]}) set_int(p, "broadcast", 1);
@@ -669,12 +687,15 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   size_t N = g_.size();
   // The exporter only writes: weight-only computation was folded into weights before
   // (pipeline/weight_folding.h). What remains weight-only is parameters and weight leaves.
+  // (Except the transposed weight matrices a Gemm reads with transB = 1, gemm_weights.h.)
   const std::vector<bool> wo = weight_only_nodes(g_);
+  gemm_b_ = transposed_gemm_weights(g_);
   leaf_.assign(N, false);
   for (NodeId i = 0; i < N; ++i) {
     const Op op = node(i).op;
     leaf_[i] = is_param_leaf(op) || op == Op::Weight;
-    if (wo[i] && !leaf_[i])
+    if (gemm_b_[i]) inlined_.insert(i);
+    if (wo[i] && !leaf_[i] && !gemm_b_[i])
       throw ExportError("internal: node %" + std::to_string(i) + " (" + std::string(op_name(op)) +
                         ") computes weights only; fold_weights (pipeline/weight_folding.h) must run before export");
   }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "exporter/gemm_weights.h"
 #include "refexec/executor.h"
 
 namespace tensat {
@@ -10,6 +11,9 @@ namespace tensat {
 ir::Graph fold_weights(const ir::Graph& in, WeightStore& weights, FoldStats* stats) {
   const ir::Graph g = in.compact();
   const std::vector<bool> wo = weight_only_nodes(g);
+  // Transposed weight matrices a Gemm reads with transB = 1 stay: the exporter writes the
+  // weight itself (exporter/gemm_weights.h).
+  const std::vector<bool> gemm_b = transposed_gemm_weights(g);
   // A weight-only node is needed when something that runs reads it (the noop root joining the
   // outputs is never weight-only, so an output counts as read).
   std::vector<bool> needed(g.size(), false);
@@ -20,7 +24,7 @@ ir::Graph fold_weights(const ir::Graph& in, WeightStore& weights, FoldStats* sta
   std::vector<ir::NodeId> targets;
   for (ir::NodeId i = 0; i < g.size(); ++i) {
     const Op op = g.node(i).op;
-    if (needed[i] && wo[i] && g.type(i).kind == Kind::Tensor && op != Op::Weight && !is_param_leaf(op))
+    if (needed[i] && wo[i] && !gemm_b[i] && g.type(i).kind == Kind::Tensor && op != Op::Weight && !is_param_leaf(op))
       targets.push_back(i);
   }
   if (stats) stats->folded = static_cast<int>(targets.size());

@@ -68,6 +68,7 @@ class Runner {
       if (!g_.type(o).is_tensor())
         throw ExecError("refexec: output " + describe(g_, o) + " is not a tensor");
     check_provided();
+    find_transposed_b();
     mark_live();
     for (NodeId i = 0; i < g_.size(); ++i) {
       if (!live_[i]) continue;
@@ -95,6 +96,28 @@ class Runner {
   }
 
   bool provided(NodeId i) const { return opts_.provided.count(i) != 0; }
+
+  // The transposes of a weight matrix that only matmuls read, and as B: Gemm's transB, how the
+  // importer reads PyTorch's nn.Linear. Such a matmul reads the weight in place as a
+  // transposed B (children_read gives it the weight) and the transpose is never computed:
+  // VGG-11-BN copied 411 MB for it in every run. (Not with keep_all: every value is kept.)
+  void find_transposed_b() {
+    trans_b_.assign(g_.size(), false);
+    if (opts_.keep_all) return;
+    for (NodeId i = 0; i < g_.size(); ++i) {
+      const ir::Node& n = g_.node(i);
+      if (n.op != Op::Transpose || provided(i)) continue;
+      const NodeId w = n.children[1];
+      if (g_.node(w).op != Op::Weight || !g_.type(w).is_tensor() || g_.type(w).shape().size() != 2) continue;
+      trans_b_[i] = dims_param(i, 0) == std::vector<int64_t>{1, 0};
+    }
+    for (NodeId i = 0; i < g_.size(); ++i) {
+      const ir::Node& n = g_.node(i);
+      for (size_t k = 0; k < n.children.size(); ++k)
+        if (trans_b_[n.children[k]] && !(n.op == Op::Matmul && k == 2)) trans_b_[n.children[k]] = false;
+    }
+    for (NodeId o : outputs_) trans_b_[o] = false;
+  }
 
   // Marks the nodes the outputs need (stopping at provided values), counts their uses, and
   // fails early on values that cannot be computed here.
@@ -142,6 +165,7 @@ class Runner {
     std::vector<NodeId> v;
     for (size_t k = 0; k < n.children.size(); ++k)
       if (reads_child(g_, n, k)) v.push_back(n.children[k]);
+    if (n.op == Op::Matmul && trans_b_[n.children[2]]) v[1] = g_.node(n.children[2]).children[1];  // (a, b, [bias])
     return v;
   }
 
@@ -253,7 +277,11 @@ class Runner {
                    view(child(i, 1))));
         break;
       case Op::Matmul:
-        own(matmul(view(child(i, 1)), view(child(i, 2)), bias_param(i, 3), act_param(i, 0)));
+        if (const NodeId b = child(i, 2); trans_b_[b]) {
+          own(matmul_transposed_b(view(child(i, 1)), view(child(b, 1)), bias_param(i, 3), act_param(i, 0)));
+        } else {
+          own(matmul(view(child(i, 1)), view(child(i, 2)), bias_param(i, 3), act_param(i, 0)));
+        }
         break;
       case Op::Conv: {
         View w = view(child(i, 5));
@@ -390,6 +418,7 @@ class Runner {
   std::vector<Value> values_;
   std::vector<uint32_t> uses_;
   std::vector<bool> live_;
+  std::vector<bool> trans_b_;  // find_transposed_b()
   exec::OpaquePlan opaque_;
   size_t cur_bytes_ = 0, peak_bytes_ = 0;  // owned value bytes now / at most
 };

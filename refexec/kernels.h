@@ -44,6 +44,9 @@ void bias_act(float* x, int64_t outer, int64_t channels, int64_t inner, const fl
 // ---- matmul.cpp -------------------------------------------------------------------------
 /// act(a @ b + bias): a [..., M, K], b [..., K, N], batch dims broadcast; bias [N] or null.
 Tensor matmul(const View& a, const View& b, const float* bias, Act act);
+/// act(a @ bt^T + bias) for a matrix bt [N, K] (a (transpose 1_0 W) read in place: Gemm's
+/// transB), a [..., M, K].
+Tensor matmul_transposed_b(const View& a, const View& bt, const float* bias, Act act);
 
 // ---- conv.cpp ---------------------------------------------------------------------------
 /// Default bound on the im2col column band, in floats (16 MiB).

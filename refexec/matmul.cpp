@@ -76,4 +76,23 @@ Tensor matmul(const View& a, const View& b, const float* bias, Act act) {
   return out;
 }
 
+Tensor matmul_transposed_b(const View& a, const View& bt, const float* bias, Act act) {
+  assert(a.shape.size() >= 2 && bt.shape.size() == 2);
+  const int64_t k = a.shape.back(), n = bt.shape[0];
+  assert(bt.shape[1] == k);
+  Shape out_shape(a.shape.begin(), a.shape.end() - 1);
+  out_shape.push_back(n);
+  Tensor out(out_shape);
+  if (out.size() == 0) return out;
+  float* c = out.data.data();
+  // The batches of a fold into the rows: bt is one matrix shared by all of them.
+  const int64_t rows = num_elements(out_shape) / n;
+  if (k > 0)  // (an empty inner dimension: the product is all zeros, as Tensor() is)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a.data, static_cast<int>(k), bt.data, static_cast<int>(k), 0.0f, c,
+                static_cast<int>(n));
+  bias_act(c, rows, n, 1, bias, act);
+  return out;
+}
+
 }  // namespace tensat::refexec

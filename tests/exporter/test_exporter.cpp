@@ -84,12 +84,14 @@ g (float[2,6] x) => (y) <float[2,6] g2> {
 }
 
 TEST(Export, WeightComputationMustBeFoldedFirst) {
-  // Gemm with transB=1 imports as matmul(a, transpose(w)): the transpose of a weight is
-  // computation the exporter does not do (pipeline/weight_folding.h folds it), so it refuses.
+  // Gemm with transA=1 over a weight imports as matmul(transpose(w), b): the transpose of a
+  // weight is computation the exporter does not do (pipeline/weight_folding.h folds it), so it
+  // refuses. (Only a transposed weight that a Gemm reads as B it writes, with transB = 1:
+  // gemm_weights.h.)
   auto r = imp(R"(
 <ir_version: 8, opset_import: ["" : 13]>
-g (float[3,4] a) => (y) <float[2,4] w = {1,2,3,4,5,6,7,8}> {
-  y = Gemm <transB = 1> (a, w)
+g (float[4,2] b) => (y) <float[4,3] w = {1,2,3,4,5,6,7,8,9,10,11,12}> {
+  y = Gemm <transA = 1> (w, b)
 })");
   try {
     export_model(r.graph, r.weights, r.ctx);

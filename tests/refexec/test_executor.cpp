@@ -60,6 +60,42 @@ TEST(RefexecExecutor, ValuesAreFreedAfterTheirLastUse) {
   EXPECT_EQ(run(g, {}, in, keep).peak_bytes, 6 * 4000u);
 }
 
+TEST(RefexecExecutor, TransposedWeightReadAsMatmulBIsNotComputed) {
+  // Gemm(transB = 1) imports as (matmul A (transpose 1_0 W) C): the matmul reads W in place
+  // as a transposed B; the same values as over a stored W^T, and no copy of W^T is made
+  // (peak_bytes counts the output alone). A of rank 3 folds its batch into the rows.
+  WeightStore w;
+  const Tensor wv = random_tensor({5, 4}, 7), bias = random_tensor({5}, 8);
+  std::vector<float> wt(20);
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 4; ++c) wt[static_cast<size_t>(c * 5 + r)] = wv.data[static_cast<size_t>(r * 4 + c)];
+  w.put_f32("w", {5, 4}, wv.data);
+  w.put_f32("wt", {4, 5}, wt);
+  w.put_f32("b", {5}, bias.data);
+  for (const char* a : {"3_4", "2_3_4"}) {
+    SCOPED_TRACE(a);
+    const std::string x = std::string("(input x@") + a + ")";
+    ir::Graph g1, g2;
+    g1.set_root(parse_term(g1, "(matmul relu " + x + " (transpose 1_0 (weight w@5_4)) (weight b@5))"));
+    g2.set_root(parse_term(g2, "(matmul relu " + x + " (weight wt@4_5) (weight b@5))"));
+    const Shape xs = a == std::string("3_4") ? Shape{3, 4} : Shape{2, 3, 4};
+    Inputs in{{"x", random_tensor(xs, 9)}};
+    RunResult r1 = run(g1, w, in), r2 = run(g2, w, in);
+    expect_close(r1.outputs[0], r2.outputs[0], 1e-5f);
+    EXPECT_EQ(r1.peak_bytes, r1.outputs[0].data.size() * sizeof(float));
+    // Another reader of the transpose (or keep_all) computes it: the same values.
+    RunOptions keep;
+    keep.keep_all = true;
+    expect_close(run(g1, w, in, keep).outputs[0], r2.outputs[0], 1e-5f);
+  }
+  ir::Graph g3;
+  g3.set_root(parse_term(g3, "(noop (matmul none (input x@3_4) (transpose 1_0 (weight w@5_4)) none) "
+                             "(transpose 1_0 (weight w@5_4)))"));
+  RunResult r3 = run(g3, w, {{"x", random_tensor({3, 4}, 9)}});
+  expect_tensor(r3.outputs[1], {4, 5}, wt);
+  EXPECT_EQ(r3.peak_bytes, (15 + 20) * sizeof(float));
+}
+
 TEST(RefexecExecutor, SplitPartsSurviveUntilBothAreTaken) {
   ir::Graph g;
   ir::NodeId s = parse_term(g, "(split 0 1 (relu (input x@3)))");
