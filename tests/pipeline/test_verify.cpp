@@ -96,6 +96,29 @@ g (float[1,4] x) => (y) <float[1,4] c = {0.25,0.25,0.25,0.5}> {
   EXPECT_FALSE(verify_models(a, wrong, Executor::Cpu, 1).passed);
 }
 
+// A weight read by an opaque node (a norm's scale, an embedding table) is compared where it
+// is stored, not copied out of a run: equal ones count as compared with no error, a changed
+// element is found and named.
+TEST(Verify, AWeightAnOpaqueNodeReadsIsComparedAsStored) {
+  auto model = [](const char* scale) {
+    return imp(std::string(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x) => (y) <float[4] s = {)") +
+               scale + R"(}, float[4] b = {0,0,0,1}> {
+  n = LayerNormalization <axis = -1> (x, s, b)
+  y = Relu (n)
+})");
+  };
+  auto a = model("1,2,3,4");
+  const VerifyResult same = verify_models(a, model("1,2,3,4"), Executor::Cpu, 1);
+  EXPECT_TRUE(same.passed) << same.failure;
+  EXPECT_EQ(same.compared, 4);  // the output, and the norm's x, scale and bias
+  EXPECT_EQ(same.max_abs_err, 0.0);
+  const VerifyResult changed = verify_models(a, model("1,2,3.5,4"), Executor::Cpu, 1);
+  EXPECT_FALSE(changed.passed);
+  EXPECT_NE(changed.failure.find("n#2 of an opaque node: element 2 is 3.5"), std::string::npos) << changed.failure;
+}
+
 // ... unless the executors cannot compute the original's node.
 TEST(Verify, AnOpaqueNodeOnlyTheOriginalHasThatCannotBeComputedFails) {
   auto a = imp(R"(
