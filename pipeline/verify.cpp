@@ -207,6 +207,7 @@ void provide_boundaries(Prepared& p, const std::set<std::string>& boundaries, ui
     } else {
       continue;
     }
+    if (p.provided.count(id)) continue;  // given in an earlier round of the fixpoint: the same value
     const auto t = twin.find(name);
     p.provided[id] =
         exec::random_tensor(p.graph.type(id).tensor.shape, seed_of(t == twin.end() ? name : t->second, seed));
@@ -240,10 +241,16 @@ exec::Inputs make_inputs(const ImportResult& m, uint64_t seed) {
   return in;
 }
 
-exec::RunResult run_on(Executor on, const Prepared& p, const WeightStore& w, const exec::Inputs& inputs) {
+// (The provided values are lent to the run, not copied: dyn_s3d's are 0.4 GB.)
+exec::RunResult run_on(Executor on, Prepared& p, const WeightStore& w, const exec::Inputs& inputs) {
   if (!p.run) return {};  // every point is a weight leaf (or there is none)
   exec::RunOptions opts;
-  opts.provided = p.provided;
+  opts.provided.swap(p.provided);
+  struct GiveBack {
+    exec::RunOptions& opts;
+    Prepared& p;
+    ~GiveBack() { p.provided.swap(opts.provided); }
+  } give_back{opts, p};
   opts.opaque = &p.ops;
   if (on == Executor::Gpu) return gpu::run(p.graph, w, inputs, opts);
   return refexec::run(p.graph, w, inputs, opts);
