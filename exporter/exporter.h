@@ -12,7 +12,9 @@
 //
 // The exporter only writes: a graph that still computes weights (a weight-only subgraph
 // such as a concat of two weights) must go through fold_weights (pipeline/weight_folding.h)
-// first; export throws ExportError for such a node.
+// first; export throws ExportError for such a node. The one exception is the transpose of a
+// weight matrix that only matmuls read as B: written as Gemm with transB = 1 over the weight
+// (gemm_weights.h), and fold_weights leaves it.
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -23,8 +23,10 @@ std::vector<bool> transposed_gemm_weights(const ir::Graph& g) {
     for (size_t k = 0; k < nd.children.size(); ++k) {
       const ir::NodeId c = nd.children[k];
       if (!absorbed[c]) continue;
-      const ValueType& a = g.type(nd.children[1]);
-      if (nd.op != Op::Matmul || k != 2 || a.kind != Kind::Tensor || a.tensor.shape.size() != 2) absorbed[c] = false;
+      // (Whether it is a matmul reading it as B first: another reader may have one child.)
+      const bool gemm_b = nd.op == Op::Matmul && k == 2 && g.type(nd.children[1]).kind == Kind::Tensor &&
+                          g.type(nd.children[1]).tensor.shape.size() == 2;
+      if (!gemm_b) absorbed[c] = false;
     }
   }
   if (g.has_root())

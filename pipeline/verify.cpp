@@ -35,9 +35,10 @@ std::string first_output(const OpaqueNode& on) {
 struct Prepared {
   ir::Graph graph;                                     // root: noop over the computed points
   std::vector<Key> keys;                               // the compared points
-  // Per key: its index among the root's children, or -1 for a float32 weight leaf (the input
-  // of an opaque node: an embedding table, a norm's scale), compared where it is stored: as a
-  // run's output it was copied (BART's 205 MB embedding, in each model).
+  // Per key: its index among the root's children, or -1 for a float32 weight leaf (mostly the
+  // input of an opaque node: an embedding table, a norm's scale; or an output that is a
+  // weight), compared where it is stored: as a run's output it was copied (BART's 205 MB
+  // embedding, in each model).
   std::vector<int> computed;
   std::vector<ir::NodeId> point;                       // per key: its node
   bool run = false;                                    // some point is computed

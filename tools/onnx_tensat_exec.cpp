@@ -129,8 +129,9 @@ int convert(const std::string& in, const std::string& out, const tensat::ImportO
   tensat::ImportResult imp = tensat::import_onnx_file(in, iopts);
   const double t_import = sw.seconds();
   sw.restart();
-  // The importer lowers some nodes to computations on weights (Gemm's transposed B, ...):
-  // they are folded as the pipeline folds them, then the exporter writes.
+  // The importer lowers some nodes to computations on weights (Gemm's transposed A, ...):
+  // they are folded as the pipeline folds them, then the exporter writes (a transposed B
+  // stays: written as Gemm with transB = 1, exporter/gemm_weights.h).
   const tensat::ir::Graph folded = tensat::fold_weights(imp.graph, imp.weights);
   tensat::ExportStats es;
   tensat::export_onnx_file(folded, imp.weights, imp.ctx, out, {}, &es);

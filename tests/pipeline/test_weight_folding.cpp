@@ -1,6 +1,7 @@
 // Weight folding (pipeline/weight_folding.h): weight-only subgraphs become weight leaves with
 // their computed values, so that the exporter only writes.
 #include <gtest/gtest.h>
+#include <map>
 #include <onnx/defs/parser.h>
 
 #include "exporter/exporter.h"
@@ -55,6 +56,35 @@ g (float[3,4] a) => (y) <float[2,4] w = {1,2,3,4,5,6,7,8}> {
   }
 }
 
+TEST(WeightFolding, TransposedGemmWeightWithABiasKeepsIt) {
+  // With C: Gemm(a, w, c, transB = 1), and before opset 7 broadcast = 1 for a C of [N].
+  for (int opset : {13, 6}) {
+    SCOPED_TRACE(opset);
+    auto r = imp(R"(
+<ir_version: 3, opset_import: ["" : )" + std::to_string(opset) + R"(]>
+g (float[3,4] a) => (y) <float[2,4] w = {1,2,3,4,5,6,7,8}, float[2] c = {1,2}> {
+  y = Gemm <transB = 1)" + (opset < 7 ? std::string(", broadcast = 1") : "") + R"(> (a, w, c)
+})");
+    FoldStats st;
+    ir::Graph g = fold_weights(r.graph, r.weights, &st);
+    EXPECT_EQ(st.folded, 0);
+    auto m = export_model(g, r.weights, r.ctx);
+    ASSERT_EQ(m.graph().node_size(), 1);
+    const auto& n = m.graph().node(0);
+    EXPECT_EQ(n.op_type(), "Gemm");
+    ASSERT_EQ(n.input_size(), 3);
+    EXPECT_EQ(n.input(1), "w");
+    EXPECT_EQ(n.input(2), "c");
+    std::map<std::string, int64_t> attrs;
+    for (const auto& a : n.attribute()) attrs[a.name()] = a.i();
+    EXPECT_EQ(attrs["transB"], 1);
+    EXPECT_EQ(attrs.count("broadcast"), opset < 7 ? 1u : 0u);
+    if (opset < 7) {
+      EXPECT_EQ(attrs["broadcast"], 1);
+    }
+  }
+}
+
 TEST(WeightFolding, TransposedWeightIsFoldedWhereGemmCannotReadIt) {
   // Folded where another node reads the transpose too (computed once), or where A is not a
   // matrix (Gemm takes matrices); left where a matmul over a matrix is its only reader.
@@ -68,6 +98,10 @@ TEST(WeightFolding, TransposedWeightIsFoldedWhereGemmCannotReadIt) {
                 1},
            Case{"(matmul none (input x@2_3_4) (transpose 1_0 (weight w@2_4)) none)", 1},
            Case{"(matmul none (transpose 1_0 (weight w@2_4)) (input x@2_3) none)", 1},
+           Case{"(noop (matmul none (input x@3_4) (transpose 1_0 (weight w@2_4)) none) "
+                "(relu (transpose 1_0 (weight w@2_4))))",
+                2},  // a reader with one child (itself weight-only: folded too)
+           Case{"(noop (transpose 1_0 (weight w@2_4)))", 1},  // an output
            Case{"(noop (matmul none (input x@3_4) (transpose 1_0 (weight w@2_4)) none) "
                 "(matmul relu (input z@5_4) (transpose 1_0 (weight w@2_4)) (weight b@2)))",
                 0},
