@@ -94,7 +94,7 @@ class Emitter {
   onnx::ModelProto model_;
   onnx::GraphProto* graph_ = nullptr;
   std::vector<bool> leaf_;                      // parameters and weight leaves: never emitted as nodes
-  std::vector<bool> gemm_b_;                    // transposed weights read as Gemm's B, transB = 1 (gemm_weights.h)
+  std::vector<bool> gemm_b_;                    // transposed weights read as Gemm's B, transB = 1 (lang/graph.h)
   std::vector<int> uses_;                       // uses by the nodes that are no leaves (an absorbed transpose's of its weight too)
   std::vector<bool> is_output_;
   std::unordered_map<NodeId, std::string> names_;

@@ -17,7 +17,6 @@
 
 #include "exporter/emit.h"
 #include "exporter/emitter.h"
-#include "exporter/gemm_weights.h"
 #include "onnx_model/dtype.h"
 #include "onnx_model/shape_op.h"
 
@@ -687,9 +686,10 @@ onnx::ModelProto Emitter::run(ExportStats& stats) {
   size_t N = g_.size();
   // The exporter only writes: weight-only computation was folded into weights before
   // (pipeline/weight_folding.h). What remains weight-only is parameters and weight leaves.
-  // (Except the transposed weight matrices a Gemm reads with transB = 1, gemm_weights.h.)
+  // (Except the transposed weight matrices a Gemm reads with transB = 1: lang/graph.h,
+  // transposed_weights_read_as_b.)
   const std::vector<bool> wo = weight_only_nodes(g_);
-  gemm_b_ = transposed_gemm_weights(g_);
+  gemm_b_ = ir::transposed_weights_read_as_b(g_, /*matrix_a=*/true);
   leaf_.assign(N, false);
   for (NodeId i = 0; i < N; ++i) {
     const Op op = node(i).op;

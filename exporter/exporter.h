@@ -14,7 +14,7 @@
 // such as a concat of two weights) must go through fold_weights (pipeline/weight_folding.h)
 // first; export throws ExportError for such a node. The one exception is the transpose of a
 // weight matrix that only matmuls read as B: written as Gemm with transB = 1 over the weight
-// (gemm_weights.h), and fold_weights leaves it.
+// (lang/graph.h, transposed_weights_read_as_b), and fold_weights leaves it.
 #pragma once
 
 #include <onnx/onnx_pb.h>

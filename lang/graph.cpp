@@ -115,6 +115,38 @@ std::unordered_map<std::string, int> op_counts(const Graph& g) {
   return out;
 }
 
+std::vector<bool> transposed_weights_read_as_b(const Graph& g, bool matrix_a) {
+  const size_t n = g.size();
+  std::vector<bool> read_as_b(n, false);
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& nd = g.node(i);
+    if (nd.op != Op::Transpose) continue;
+    const NodeId w = nd.children[1];
+    const ValueType& wt = g.type(w);
+    if (g.node(w).op != Op::Weight || wt.kind != Kind::Tensor || wt.tensor.dtype != DType::F32 ||
+        wt.tensor.shape.size() != 2)
+      continue;
+    const auto perm = parse_dims(g.type(nd.children[0]));
+    read_as_b[i] = perm && *perm == std::vector<int64_t>{1, 0};
+  }
+  // (matmul ACT A B C): B is child 2. (Whether the reader is such a matmul first: another
+  // reader may have a single child.)
+  for (NodeId i = 0; i < n; ++i) {
+    const Node& nd = g.node(i);
+    for (size_t k = 0; k < nd.children.size(); ++k) {
+      const NodeId c = nd.children[k];
+      if (!read_as_b[c]) continue;
+      const bool as_b = nd.op == Op::Matmul && k == 2 &&
+                        (!matrix_a || (g.type(nd.children[1]).kind == Kind::Tensor &&
+                                       g.type(nd.children[1]).tensor.shape.size() == 2));
+      if (!as_b) read_as_b[c] = false;
+    }
+  }
+  if (g.has_root())
+    for (NodeId o : g.outputs()) read_as_b[o] = false;
+  return read_as_b;
+}
+
 std::vector<bool> weight_only_nodes(const Graph& g) {
   std::vector<bool> wo(g.size(), false);
   for (NodeId i = 0; i < g.size(); ++i) {

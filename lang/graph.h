@@ -85,6 +85,14 @@ class Graph {
 /// or parameter (no input, no opaque).
 std::vector<bool> weight_only_nodes(const Graph& g);
 
+/// Per node: whether it is a (transpose 1_0 W) of a 2-D float32 weight leaf W, no graph output,
+/// that every node reading it reads as the B operand of a matmul (whose A is a matrix, with
+/// `matrix_a`). That is how the importer reads Gemm(A, W, C, transB = 1), PyTorch's nn.Linear
+/// on a matrix. The exporter writes such a matmul as that Gemm over W itself and fold_weights
+/// leaves the transpose (with `matrix_a`: no transposed copy of W, 411 MB on VGG-11-BN, and the
+/// input's weights as they were); the CPU reference reads W in place as a transposed B.
+std::vector<bool> transposed_weights_read_as_b(const Graph& g, bool matrix_a);
+
 /// Count of nodes by operator, ignoring parameter leaves.
 std::unordered_map<std::string, int> op_counts(const Graph& g);
 

@@ -3,7 +3,6 @@
 
 #include <cstring>
 
-#include "exporter/gemm_weights.h"
 #include "refexec/executor.h"
 
 namespace tensat {
@@ -12,8 +11,8 @@ ir::Graph fold_weights(const ir::Graph& in, WeightStore& weights, FoldStats* sta
   const ir::Graph g = in.compact();
   const std::vector<bool> wo = weight_only_nodes(g);
   // Transposed weight matrices a Gemm reads with transB = 1 stay: the exporter writes the
-  // weight itself (exporter/gemm_weights.h).
-  const std::vector<bool> gemm_b = transposed_gemm_weights(g);
+  // weight itself (lang/graph.h).
+  const std::vector<bool> gemm_b = ir::transposed_weights_read_as_b(g, /*matrix_a=*/true);
   // A weight-only node is needed when something that runs reads it (the noop root joining the
   // outputs is never weight-only, so an output counts as read).
   std::vector<bool> needed(g.size(), false);

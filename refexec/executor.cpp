@@ -102,21 +102,12 @@ class Runner {
   // transposed B (children_read gives it the weight) and the transpose is never computed:
   // VGG-11-BN copied 411 MB for it in every run. (Not with keep_all: every value is kept.)
   void find_transposed_b() {
-    trans_b_.assign(g_.size(), false);
-    if (opts_.keep_all) return;
-    for (NodeId i = 0; i < g_.size(); ++i) {
-      const ir::Node& n = g_.node(i);
-      if (n.op != Op::Transpose || provided(i)) continue;
-      const NodeId w = n.children[1];
-      if (g_.node(w).op != Op::Weight || !g_.type(w).is_tensor() || g_.type(w).shape().size() != 2) continue;
-      trans_b_[i] = dims_param(i, 0) == std::vector<int64_t>{1, 0};
+    if (opts_.keep_all) {
+      trans_b_.assign(g_.size(), false);
+      return;
     }
-    for (NodeId i = 0; i < g_.size(); ++i) {
-      const ir::Node& n = g_.node(i);
-      for (size_t k = 0; k < n.children.size(); ++k)
-        if (trans_b_[n.children[k]] && !(n.op == Op::Matmul && k == 2)) trans_b_[n.children[k]] = false;
-    }
-    for (NodeId o : outputs_) trans_b_[o] = false;
+    trans_b_ = ir::transposed_weights_read_as_b(g_, /*matrix_a=*/false);  // (A's batches fold into rows)
+    for (const auto& [id, t] : opts_.provided) trans_b_[id] = false;  // its given value is read
   }
 
   // Marks the nodes the outputs need (stopping at provided values), counts their uses, and

@@ -131,7 +131,7 @@ int convert(const std::string& in, const std::string& out, const tensat::ImportO
   sw.restart();
   // The importer lowers some nodes to computations on weights (Gemm's transposed A, ...):
   // they are folded as the pipeline folds them, then the exporter writes (a transposed B
-  // stays: written as Gemm with transB = 1, exporter/gemm_weights.h).
+  // stays: written as Gemm with transB = 1, lang/graph.h).
   const tensat::ir::Graph folded = tensat::fold_weights(imp.graph, imp.weights);
   tensat::ExportStats es;
   tensat::export_onnx_file(folded, imp.weights, imp.ctx, out, {}, &es);

@@ -87,7 +87,7 @@ TEST(Export, WeightComputationMustBeFoldedFirst) {
   // Gemm with transA=1 over a weight imports as matmul(transpose(w), b): the transpose of a
   // weight is computation the exporter does not do (pipeline/weight_folding.h folds it), so it
   // refuses. (Only a transposed weight that a Gemm reads as B it writes, with transB = 1:
-  // gemm_weights.h.)
+  // lang/graph.h, transposed_weights_read_as_b.)
   auto r = imp(R"(
 <ir_version: 8, opset_import: ["" : 13]>
 g (float[4,2] b) => (y) <float[4,3] w = {1,2,3,4,5,6,7,8,9,10,11,12}> {

@@ -94,6 +94,13 @@ TEST(RefexecExecutor, TransposedWeightReadAsMatmulBIsNotComputed) {
   RunResult r3 = run(g3, w, {{"x", random_tensor({3, 4}, 9)}});
   expect_tensor(r3.outputs[1], {4, 5}, wt);
   EXPECT_EQ(r3.peak_bytes, (15 + 20) * sizeof(float));
+  // A provided transpose is read as given, not as the weight.
+  ir::Graph g4;
+  const ir::NodeId t = parse_term(g4, "(transpose 1_0 (weight w@5_4))");
+  g4.set_root(g4.op(Op::Matmul, {g4.sym("none"), parse_term(g4, "(input x@3_4)"), t, g4.sym("none")}));
+  RunOptions given;
+  given.provided.emplace(t, Tensor(Shape{4, 5}, std::vector<float>(20, 0.0f)));
+  expect_tensor(run(g4, w, {{"x", random_tensor({3, 4}, 9)}}, given).outputs[0], {3, 5}, std::vector<float>(15, 0.0f));
 }
 
 TEST(RefexecExecutor, SplitPartsSurviveUntilBothAreTaken) {
