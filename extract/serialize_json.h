@@ -26,9 +26,13 @@ ExtractGraph egraph_from_json(const nlohmann::json& doc, const std::string& sour
 ExtractGraph egraph_from_json(const nlohmann::ordered_json& doc, const std::string& source);
 
 /// The egraph-serialize document for a graph. Empty ids are generated (class index, and
-/// "<class>__<k>" for nodes); filtered nodes carry "filtered": true.
+/// "<class>__<k>" for nodes); filtered nodes carry "filtered": true. (Its "nodes" object is
+/// sorted by id.)
 nlohmann::json egraph_to_json(const ExtractGraph& g);
-/// Writes egraph_to_json(g) to a file; throws InputError when the file cannot be written.
+/// Writes the same document to a file, its nodes in the graph's order: read_egraph_json gives
+/// back the graph with the same numbering where its classes are numbered in the order of their
+/// first nodes (as the pipeline's are), so its extraction is the same. Throws InputError when
+/// the file cannot be written.
 void write_egraph_json(const ExtractGraph& g, const std::string& path);
 
 }  // namespace tensat::extract
