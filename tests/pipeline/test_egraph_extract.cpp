@@ -2,7 +2,6 @@
 // --dump-egraph document it gives (egraph-serialize JSON, extract/serialize_json.h).
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <set>
 
 #include "egraph/bridge.h"
@@ -13,6 +12,7 @@
 #include "lang/rule_spec.h"
 #include "lang/sexpr.h"
 #include "pipeline/egraph_extract.h"
+#include "tests/temp_dir.h"
 
 namespace tensat {
 namespace {
@@ -77,10 +77,10 @@ TEST(EgraphExtract, DumpFileReadsBackAsThePipelinesProblem) {
   std::vector<double> costs(x.eg.node_capacity(), 1.0);  // every alternative ties
   ExtractView v = to_extract_graph(x.eg, x.root, costs);
   ASSERT_GT(v.graph.classes.size(), 10u);  // ids "c10" and up sort before "c2" as text
-  const std::string path = testing::TempDir() + "dump_order.json";
+  const tensat::testing::TempDir dir;
+  const std::string path = dir.file("dump.json");
   extract::write_egraph_json(v.graph, path);
   const extract::ExtractGraph back = extract::read_egraph_json(path);
-  std::remove(path.c_str());
   ASSERT_EQ(back.nodes.size(), v.graph.nodes.size());
   for (extract::NodeIdx n = 0; n < back.nodes.size(); ++n) {
     EXPECT_EQ(back.nodes[n].eclass, v.graph.nodes[n].eclass);
