@@ -40,7 +40,7 @@ struct Prepared {
   // weight), compared where it is stored: as a run's output it was copied (BART's 205 MB
   // embedding, in each model).
   std::vector<int> computed;
-  std::vector<ir::NodeId> point;                       // per key: its node
+  std::vector<const WeightData*> stored;               // per key: that weight leaf's data, else null
   bool run = false;                                    // some point is computed
   std::unordered_map<ir::NodeId, exec::Tensor> provided;
   exec::OpaqueOps ops;                                 // the opaque nodes' descriptions
@@ -100,8 +100,8 @@ Prepared prepare(const ImportResult& m, const std::set<std::string>& known) {
   std::vector<ir::NodeId> kids;
   for (auto& [k, v] : points) {
     p.keys.push_back(k);
-    p.point.push_back(v);
-    p.computed.push_back(weight_leaf(m, v) ? -1 : static_cast<int>(kids.size()));
+    p.stored.push_back(weight_leaf(m, v));
+    p.computed.push_back(p.stored.back() ? -1 : static_cast<int>(kids.size()));
     if (p.computed.back() >= 0) kids.push_back(v);
   }
   p.run = !kids.empty();
@@ -320,16 +320,16 @@ VerifyResult verify_models(const ImportResult& original, const ImportResult& opt
     const Shape* shape;
     std::span<const float> data;
   };
-  auto values = [](const Prepared& p, const ImportResult& m, const exec::RunResult& run, size_t i) {
+  auto values = [](const Prepared& p, const exec::RunResult& run, size_t i) {
     if (const int k = p.computed[i]; k >= 0) {
       const exec::Tensor& t = run.outputs.at(static_cast<size_t>(k));
       return Values{&t.shape, std::span<const float>(t.data)};
     }
-    const WeightData* w = weight_leaf(m, p.point[i]);
+    const WeightData* w = p.stored[i];
     return Values{&w->type.shape, std::span<const float>(w->f32(), w->count())};
   };
   for (size_t i = 0; i < a.keys.size(); ++i) {
-    const Values x = values(a, original, ra, i), y = values(b, optimized, rb, i);
+    const Values x = values(a, ra, i), y = values(b, rb, i);
     r.compared++;
     const std::string what = a.keys[i].rfind("out:", 0) == 0 ? "output '" + a.keys[i].substr(4) + "'"
                                                               : "input " + a.keys[i].substr(7) + " of an opaque node";

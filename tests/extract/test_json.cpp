@@ -54,7 +54,7 @@ TEST(Json, RoundTrip) {
   std::remove(p.c_str());
   ASSERT_EQ(h.nodes.size(), g.nodes.size());
   ASSERT_EQ(h.classes.size(), g.classes.size());
-  // Same structure up to renumbering: compare by ids.
+  // The same content, compared by ids (the numbering: FileKeepsTheGraphsNumberingAndItsExtraction).
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ENode& a = g.nodes[n];
     const auto it = std::find_if(h.nodes.begin(), h.nodes.end(), [&](const ENode& b) {
