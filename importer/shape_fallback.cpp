@@ -287,14 +287,14 @@ std::optional<std::vector<std::vector<int64_t>>> split_dims(const onnx::NodeProt
   return outs;
 }
 
-// AveragePool-19 / LpPool-18 (dilations, ceil_mode): the output of an N-D pool. With ceil_mode
+// The spatial output sizes of a window over `in` (N, C, spatial...) with `kernel` and the
+// node's strides, dilations, pads and auto_pad; nullopt where they do not fit. With ceil_mode
 // only explicit pads, and only where the last window starts inside the input or its left
 // padding (where runtimes agree).
-std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in) {
-  auto kernel = ints_attribute(n, "kernel_shape");
-  if (!kernel || in.size() != kernel->size() + 2) return std::nullopt;
-  const bool ceil = int_attribute(n, "ceil_mode").value_or(0) != 0;
-  const size_t sp = kernel->size();
+std::optional<std::vector<int64_t>> window_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in,
+                                                const std::vector<int64_t>& kernel, bool ceil) {
+  if (in.size() != kernel.size() + 2) return std::nullopt;
+  const size_t sp = kernel.size();
   const auto strides = ints_attribute(n, "strides").value_or(std::vector<int64_t>(sp, 1));
   const auto dil = ints_attribute(n, "dilations").value_or(std::vector<int64_t>(sp, 1));
   const auto pads = ints_attribute(n, "pads").value_or(std::vector<int64_t>(2 * sp, 0));
@@ -302,9 +302,9 @@ std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const st
   for (const auto& a : n.attribute())
     if (a.name() == "auto_pad") auto_pad = a.s();
   if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return std::nullopt;
-  std::vector<int64_t> out(in.begin(), in.begin() + 2);
+  std::vector<int64_t> out;
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t k = (*kernel)[i], s = strides[i], d = dil[i], x = in[i + 2];
+    const int64_t k = kernel[i], s = strides[i], d = dil[i], x = in[i + 2];
     if (k <= 0 || s <= 0 || d <= 0) return std::nullopt;
     const int64_t span = (k - 1) * d + 1;
     int64_t o = 0;
@@ -328,6 +328,77 @@ std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const st
     out.push_back(o);
   }
   return out;
+}
+
+// AveragePool-19 / LpPool-18 (dilations, ceil_mode): the output of an N-D pool.
+std::optional<std::vector<int64_t>> pool_dims(const onnx::NodeProto& n, const std::vector<int64_t>& in) {
+  auto kernel = ints_attribute(n, "kernel_shape");
+  if (!kernel) return std::nullopt;
+  auto spatial = window_dims(n, in, *kernel, int_attribute(n, "ceil_mode").value_or(0) != 0);
+  if (!spatial) return std::nullopt;
+  std::vector<int64_t> out(in.begin(), in.begin() + 2);
+  out.insert(out.end(), spatial->begin(), spatial->end());
+  return out;
+}
+
+// ---- ONNX Runtime's contrib operators (domain com.microsoft) ----------------------------------
+// ONNX Runtime's graph optimizations (level "extended" and above, and its transformer
+// optimizer) write fused operators of its own domain; libonnx has no schema for them. Typed
+// here: those whose output follows from the inputs alone, by ONNX Runtime's definitions
+// (docs/ContribOperators.md); anything else about them stays untyped.
+
+// FusedConv: Conv (X, W, B) with an activation and an optional Z added: Conv's output.
+std::optional<std::vector<int64_t>> fused_conv_dims(const onnx::NodeProto& n, const std::vector<int64_t>& x,
+                                                    const std::vector<int64_t>& w) {
+  if (x.size() < 3 || w.size() != x.size()) return std::nullopt;
+  const int64_t group = int_attribute(n, "group").value_or(1);
+  if (group <= 0 || w[1] * group != x[1] || w[0] % group != 0) return std::nullopt;
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (auto k = ints_attribute(n, "kernel_shape"); k && *k != kernel) return std::nullopt;
+  auto spatial = window_dims(n, x, kernel, false);
+  if (!spatial) return std::nullopt;
+  std::vector<int64_t> out{x[0], w[0]};
+  out.insert(out.end(), spatial->begin(), spatial->end());
+  return out;
+}
+
+// FusedMatMul: alpha * op(A) op(B), op a transpose of the last two dimensions where transA /
+// transB say so, the batch dimensions broadcast as MatMul's. transBatchA / transBatchB (which
+// move batch dimensions too) and operands of rank 1 are not covered.
+std::optional<std::vector<int64_t>> fused_matmul_dims(const onnx::NodeProto& n, std::vector<int64_t> a,
+                                                      std::vector<int64_t> b) {
+  if (int_attribute(n, "transBatchA").value_or(0) != 0 || int_attribute(n, "transBatchB").value_or(0) != 0)
+    return std::nullopt;
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  if (int_attribute(n, "transA").value_or(0) != 0) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (int_attribute(n, "transB").value_or(0) != 0) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  if (a.back() != b[b.size() - 2]) return std::nullopt;
+  auto batch = broadcast({a.begin(), a.end() - 2}, {b.begin(), b.end() - 2});
+  if (!batch) return std::nullopt;
+  batch->push_back(a[a.size() - 2]);
+  batch->push_back(b.back());
+  return batch;
+}
+
+std::optional<std::vector<StaticType>> contrib_output_types(const onnx::NodeProto& n,
+                                                            const std::vector<StaticType>& in) {
+  const std::string& op = n.op_type();
+  auto present = [&](int k) { return k < n.output_size() && !n.output(k).empty(); };
+  auto one = [&](std::optional<std::vector<int64_t>> d) -> std::optional<std::vector<StaticType>> {
+    if (!d || n.output_size() != 1) return std::nullopt;
+    return std::vector<StaticType>{StaticType{in[0].elem, *d}};
+  };
+  // Element-wise on the first input (a bias, where there is one, is of its last dimension).
+  if (op == "Gelu" || op == "FastGelu" || op == "BiasGelu" || op == "QuickGelu") return one(in[0].dims);
+  if (op == "FusedConv" && in.size() >= 2) return one(fused_conv_dims(n, in[0].dims, in[1].dims));
+  if (op == "FusedMatMul" && in.size() == 2) return one(fused_matmul_dims(n, in[0].dims, in[1].dims));
+  if (op == "SkipLayerNormalization") {
+    // Outputs: the normalized sum and, optionally, the mean, the inverse standard deviation
+    // (training only; not covered) and the sum input + skip + bias, both of the input's shape.
+    if (present(1) || present(2) || n.output_size() > 4) return std::nullopt;
+    return std::vector<StaticType>(static_cast<size_t>(n.output_size()), in[0]);
+  }
+  return std::nullopt;
 }
 
 // The output types of one node whose input types are known; nullopt if not covered.
@@ -385,6 +456,11 @@ std::optional<std::vector<StaticType>> output_types(
 }
 
 }  // namespace
+
+std::string contrib_ops_typed() {
+  return "FusedConv, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu and "
+         "SkipLayerNormalization (without its mean and inv_std_var outputs)";
+}
 
 std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {
   std::unordered_map<std::string, int64_t> opsets;
@@ -459,7 +535,8 @@ int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
 
   int typed = 0;
   for (const auto& n : g.node()) {
-    if (!default_domain(n) || n.output_size() == 0) continue;
+    const bool contrib = n.domain() == "com.microsoft";
+    if ((!default_domain(n) && !contrib) || n.output_size() == 0) continue;
     bool missing = false;
     for (const auto& o : n.output()) missing = missing || (!o.empty() && !known.count(o));
     if (!missing) continue;
@@ -477,7 +554,8 @@ int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
       auto it = known.find(node.input(k));
       return it == known.end() ? nullptr : &it->second;
     };
-    const std::optional<std::vector<StaticType>> outs = output_types(n, opset, in, constant, type_at);
+    const std::optional<std::vector<StaticType>> outs =
+        contrib ? contrib_output_types(n, in) : output_types(n, opset, in, constant, type_at);
     if (!outs || outs->size() != static_cast<size_t>(n.output_size())) continue;
     for (int k = 0; k < n.output_size(); ++k) {
       const std::string& name = n.output(k);

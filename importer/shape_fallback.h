@@ -3,7 +3,8 @@
 // and Mish (opset 18), which 1.12 has no schema for, and the operators whose opset 18-20
 // versions changed their shape rules (Split, Pad, the reductions, the pools), which 1.12 would
 // infer by their opset 17 rules. Without them such a node, and everything after it, has no
-// static shape (the import stops) or a wrong one.
+// static shape (the import stops) or a wrong one. Also some of ONNX Runtime's fused operators
+// (domain com.microsoft), which its graph optimizations write and ONNX has no schema for.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -35,6 +36,11 @@ std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m);
 /// completing their value_info. A node's constant inputs (pads, axes, split sizes) are read
 /// from the initializers. A node whose inputs contradict its operator (an Einsum label with two
 /// sizes) is left untyped: the import then names it. Returns the number of outputs typed.
+/// Also types some of ONNX Runtime's fused operators (domain com.microsoft; contrib_ops_typed()
+/// names them), which its graph optimizations write and libonnx has no schema for.
 int infer_missing_types(onnx::GraphProto& g, int64_t opset);
+
+/// The com.microsoft operators infer_missing_types covers, for messages.
+std::string contrib_ops_typed();
 
 }  // namespace tensat::detail

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Models that ONNX Runtime's graph optimizations already went over: its fused operators
+(domain com.microsoft: FusedConv, FusedMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
+SkipLayerNormalization) import as opaque nodes with types (importer/shape_fallback.h), and
+what is around them is still optimized.
+
+Each model is built with onnx.helper, then optimized by ONNX Runtime at its "extended" level
+(CPU provider) and saved, as a user would with SessionOptions.optimized_model_filepath. One
+more holds the operators its transformer optimizer writes (BiasGelu, FastGelu, QuickGelu),
+written directly (that optimizer needs sympy, which the tests do not install). The test
+requires:
+  - the saved model holds the com.microsoft operators the case expects (else the case tests
+    nothing: a newer ONNX Runtime that fuses differently fails here, not silently);
+  - onnx-tensat exits 0 with verification passed (or the input written back unchanged);
+  - the written model agrees with the saved one under ONNX Runtime on random inputs;
+  - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
+A model with a fused operator the importer does not type (EmbedLayerNormalization) is refused
+with exit 2 and a message naming the node and the domain.
+
+usage: ort_fused_models.py ONNX_TENSAT [--filter SUBSTR]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tensat_testlib as tl  # noqa: E402
+
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(77)
+
+
+def vi(name, shape, et=F):
+    return helper.make_tensor_value_info(name, et, shape)
+
+
+def w(name, *shape, scale=0.2):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def model(name, nodes, inputs, outputs, inits):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def gelu_erf(x, y, p):
+    """GELU as PyTorch exports it (x * 0.5 * (1 + erf(x / sqrt 2))): ONNX Runtime fuses it."""
+    return [
+        helper.make_node("Div", [x, p + "_sqrt2"], [p + "_d"]),
+        helper.make_node("Erf", [p + "_d"], [p + "_e"]),
+        helper.make_node("Add", [p + "_e", p + "_one"], [p + "_a"]),
+        helper.make_node("Mul", [x, p + "_a"], [p + "_m"]),
+        helper.make_node("Mul", [p + "_m", p + "_half"], [y]),
+    ], [numpy_helper.from_array(np.array(np.sqrt(2.0), np.float32), p + "_sqrt2"),
+        numpy_helper.from_array(np.array(1.0, np.float32), p + "_one"),
+        numpy_helper.from_array(np.array(0.5, np.float32), p + "_half")]
+
+
+def transformer_block():
+    """Attention with Q/K/V projections of one input (onnx-tensat merges them), K transposed
+    into the score product and a scale (FusedMatMul), a residual Add before LayerNormalization
+    (SkipLayerNormalization) and an MLP with a bias before GELU (BiasGelu)."""
+    S, D, H = 16, 32, 64
+    nodes, inits = [], [w("wq", D, D), w("wk", D, D), w("wv", D, D), w("wo", D, D), w("w1", D, H), w("w2", H, D),
+                        w("b1", H), numpy_helper.from_array(np.ones(D, np.float32), "gamma"),
+                        numpy_helper.from_array(np.zeros(D, np.float32), "beta"),
+                        numpy_helper.from_array(np.array(1.0 / np.sqrt(D), np.float32), "scale")]
+    nodes += [helper.make_node("MatMul", ["x", "wq"], ["q"]), helper.make_node("MatMul", ["x", "wk"], ["k"]),
+              helper.make_node("MatMul", ["x", "wv"], ["v"]),
+              helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+              helper.make_node("MatMul", ["q", "kt"], ["s0"]), helper.make_node("Mul", ["s0", "scale"], ["s"]),
+              helper.make_node("Softmax", ["s"], ["p"], axis=-1), helper.make_node("MatMul", ["p", "v"], ["ctx"]),
+              helper.make_node("MatMul", ["ctx", "wo"], ["o"]), helper.make_node("Add", ["o", "x"], ["r"]),
+              helper.make_node("LayerNormalization", ["r", "gamma", "beta"], ["n"], axis=-1, epsilon=1e-5),
+              helper.make_node("MatMul", ["n", "w1"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h1"])]
+    g_nodes, g_inits = gelu_erf("h1", "h2", "g")
+    nodes += g_nodes
+    inits += g_inits
+    nodes += [helper.make_node("MatMul", ["h2", "w2"], ["y"])]
+    return model("transformer_block", nodes, [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
+
+
+def conv_net():
+    """Convolutions with a ReLU (ONNX Runtime makes them FusedConv) and, on the same input,
+    two without an activation whose sum onnx-tensat can rewrite; a GELU head."""
+    nodes = [
+        helper.make_node("Conv", ["x", "c1"], ["a0"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a0"], ["a"]),
+        helper.make_node("Conv", ["a", "c2"], ["b"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["a", "c3"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["b", "c"], ["d"]),
+        helper.make_node("Conv", ["d", "c4"], ["e0"], strides=[2, 2]), helper.make_node("Relu", ["e0"], ["e"]),
+        helper.make_node("Flatten", ["e"], ["f"]), helper.make_node("MatMul", ["f", "m1"], ["g0"]),
+    ]
+    g_nodes, g_inits = gelu_erf("g0", "y", "g")
+    nodes += g_nodes
+    inits = [w("c1", 16, 8, 3, 3), w("c2", 16, 16, 3, 3), w("c3", 16, 16, 3, 3), w("c4", 8, 16, 2, 2),
+             w("m1", 8 * 5 * 5, 10)] + g_inits
+    return model("conv_net", nodes, [vi("x", [1, 8, 10, 10])], [vi("y", [1, 10])], inits)
+
+
+def written_fused():
+    """The fused operators ONNX Runtime's transformer optimizer writes (BiasGelu, FastGelu,
+    QuickGelu, SkipLayerNormalization with its sum output), written here directly; two
+    projections of one input around them for onnx-tensat to merge."""
+    S, D, H = 8, 16, 32
+    c = "com.microsoft"
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("MatMul", ["x", "w2"], ["b"]),
+        helper.make_node("BiasGelu", ["a", "b1"], ["ga"], domain=c),
+        helper.make_node("FastGelu", ["b", "b2"], ["gb"], domain=c),
+        helper.make_node("QuickGelu", ["gb"], ["qb"], domain=c, alpha=1.702),
+        helper.make_node("MatMul", ["ga", "w3"], ["p"]), helper.make_node("MatMul", ["qb", "w4"], ["q"]),
+        helper.make_node("Add", ["p", "q"], ["r"]),
+        helper.make_node("SkipLayerNormalization", ["r", "x", "gamma", "beta"], ["n", "", "", "sum"], domain=c,
+                         epsilon=1e-5),
+        helper.make_node("MatMul", ["n", "w5"], ["y0"]), helper.make_node("Add", ["y0", "sum"], ["y"]),
+    ]
+    inits = [w("w1", D, H), w("w2", D, H), w("b1", H), w("b2", H), w("w3", H, D), w("w4", H, D), w("w5", D, D),
+             numpy_helper.from_array(np.ones(D, np.float32), "gamma"),
+             numpy_helper.from_array(np.zeros(D, np.float32), "beta")]
+    g = helper.make_graph(nodes, "written_fused", [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
+    m.ir_version = 8
+    return m
+
+
+# name -> (builder, how ONNX Runtime optimizes it (None: not at all), the com.microsoft
+# operators the saved model must hold, ops that must be fewer in onnx-tensat's output)
+CASES = {
+    "transformer_block": (transformer_block, "extended", {"FusedMatMul", "SkipLayerNormalization", "Gelu"},
+                          {"MatMul"}),
+    "conv_net": (conv_net, "extended", {"FusedConv", "Gelu"}, {"Conv"}),
+    "written_fused": (written_fused, None, {"BiasGelu", "FastGelu", "QuickGelu", "SkipLayerNormalization"},
+                      {"MatMul"}),
+}
+
+
+def ort_optimized(m, how, path):
+    """`m` as saved by ONNX Runtime's session at the extended level ("extended"), or as it is
+    (None), at `path`."""
+    if how is None:
+        onnx.save(m, path)
+        return m
+    src = path + ".in.onnx"
+    onnx.save(m, src)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = path
+    ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    return onnx.load(path)
+
+
+def counts(m):
+    return collections.Counter((n.domain or "") + ":" + n.op_type for n in m.graph.node)
+
+
+def embed_layer_norm(path):
+    """EmbedLayerNormalization, which the importer does not type."""
+    V, S, D = 30, 7, 16
+    inits = [w("word", V, D), w("pos", S, D), w("seg", 2, D), numpy_helper.from_array(np.ones(D, np.float32), "g"),
+             numpy_helper.from_array(np.zeros(D, np.float32), "b")]
+    nodes = [helper.make_node("EmbedLayerNormalization", ["ids", "segs", "word", "pos", "seg", "g", "b"],
+                              ["e", "mask_index"], domain="com.microsoft", epsilon=1e-5),
+             helper.make_node("Relu", ["e"], ["y"])]
+    g = helper.make_graph(nodes, "embed", [vi("ids", [1, S], TensorProto.INT32), vi("segs", [1, S], TensorProto.INT32)],
+                          [vi("y", [1, S, D])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tool")
+    ap.add_argument("--filter", default="")
+    a = ap.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (build, how, contrib, fewer) in CASES.items():
+            if a.filter not in name:
+                continue
+            src = os.path.join(tmp, name + ".onnx")
+            dst = os.path.join(tmp, name + ".opt.onnx")
+            rep = os.path.join(tmp, name + ".json")
+            saved = ort_optimized(build(), how, src)
+            before = counts(saved)
+            missing = {op for op in contrib if before["com.microsoft:" + op] == 0}
+            if missing:
+                failures.append(f"{name}: ONNX Runtime {ort.__version__} wrote no {sorted(missing)} "
+                                f"(its operators: {dict(before)})")
+                continue
+            p = tl.run_tool(a.tool, src, dst, "--verify", "cpu", "--report", rep)
+            if p.returncode != 0:
+                failures.append(f"{name}: exit {p.returncode}: {p.stderr.strip()[-600:]}")
+                continue
+            report = json.load(open(rep))
+            ver = report.get("verify", {})
+            after = counts(onnx.load(dst))
+            if not report.get("kept_original") and ver.get("passed") is not True:
+                failures.append(f"{name}: verification did not pass: {ver}")
+            for op in fewer:
+                if after[":" + op] >= before[":" + op]:
+                    failures.append(f"{name}: {op} not rewritten ({before[':' + op]} -> {after[':' + op]})")
+            for op in contrib:
+                if after["com.microsoft:" + op] != before["com.microsoft:" + op]:
+                    failures.append(f"{name}: com.microsoft:{op} {before['com.microsoft:' + op]} -> "
+                                    f"{after['com.microsoft:' + op]} (opaque nodes are kept as written)")
+            sess = tl.session(src)
+            for seed in (0, 1):
+                err = tl.compare_models(src, dst, tl.random_inputs(sess, seed=seed))
+                if err:
+                    failures.append(f"{name}: seed {seed}: {err}")
+            print(f"{name}: {dict(before)} -> {dict(after)}")
+        if a.filter in "embed":
+            src = os.path.join(tmp, "embed.onnx")
+            embed_layer_norm(src)
+            p = tl.run_tool(a.tool, src, os.path.join(tmp, "embed.opt.onnx"))
+            msg = p.stderr
+            if p.returncode != 2 or "com.microsoft:EmbedLayerNormalization" not in msg or \
+                    "domain 'com.microsoft'" not in msg:
+                failures.append(f"embed: expected exit 2 naming the node and its domain, got {p.returncode}: {msg}")
+            else:
+                print("embed: refused:", msg.strip()[-200:])
+    for f in failures:
+        print("FAIL", f)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
