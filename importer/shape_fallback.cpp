@@ -380,6 +380,16 @@ std::optional<std::vector<int64_t>> fused_matmul_dims(const onnx::NodeProto& n, 
   return batch;
 }
 
+// FusedGemm: Gemm (A, B, C) with an activation: [M, N] from op(A) [M, K] and op(B) [K, N].
+std::optional<std::vector<int64_t>> fused_gemm_dims(const onnx::NodeProto& n, std::vector<int64_t> a,
+                                                    std::vector<int64_t> b) {
+  if (a.size() != 2 || b.size() != 2) return std::nullopt;
+  if (int_attribute(n, "transA").value_or(0) != 0) std::swap(a[0], a[1]);
+  if (int_attribute(n, "transB").value_or(0) != 0) std::swap(b[0], b[1]);
+  if (a[1] != b[0]) return std::nullopt;
+  return std::vector<int64_t>{a[0], b[1]};
+}
+
 std::optional<std::vector<StaticType>> contrib_output_types(const onnx::NodeProto& n,
                                                             const std::vector<StaticType>& in) {
   const std::string& op = n.op_type();
@@ -392,6 +402,7 @@ std::optional<std::vector<StaticType>> contrib_output_types(const onnx::NodeProt
   if (op == "Gelu" || op == "FastGelu" || op == "BiasGelu" || op == "QuickGelu") return one(in[0].dims);
   if (op == "FusedConv" && in.size() >= 2) return one(fused_conv_dims(n, in[0].dims, in[1].dims));
   if (op == "FusedMatMul" && in.size() == 2) return one(fused_matmul_dims(n, in[0].dims, in[1].dims));
+  if (op == "FusedGemm" && in.size() >= 2) return one(fused_gemm_dims(n, in[0].dims, in[1].dims));
   if (op == "SkipLayerNormalization") {
     // Outputs: the normalized sum and, optionally, the mean, the inverse standard deviation
     // (training only; not covered) and the sum input + skip + bias, both of the input's shape.
@@ -458,7 +469,7 @@ std::optional<std::vector<StaticType>> output_types(
 }  // namespace
 
 std::string contrib_ops_typed() {
-  return "FusedConv, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu and "
+  return "FusedConv, FusedGemm, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu and "
          "SkipLayerNormalization (without its mean and inv_std_var outputs)";
 }
 

@@ -241,6 +241,14 @@ TEST(ShapeFallback, ContribFusedMatMul) {
   EXPECT_FALSE(typed(
       contrib("float[2,3,5] a, float[2,5,6] b", "y = com.microsoft.FusedMatMul <transBatchA = 1> (a, b)"), "y"));
   EXPECT_FALSE(typed(contrib("float[5] a, float[5,6] b", "y = com.microsoft.FusedMatMul (a, b)"), "y"));  // rank 1
+  // FusedGemm: Gemm's [M, N].
+  EXPECT_EQ(typed(contrib("float[4,3] a, float[5,3] b, float[5] c",
+                          "y = com.microsoft.FusedGemm <transB = 1, activation = \"Relu\"> (a, b, c)"),
+                  "y"),
+            (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(typed(contrib("float[3,4] a, float[3,5] b", "y = com.microsoft.FusedGemm <transA = 1> (a, b)"), "y"),
+            (std::vector<int64_t>{4, 5}));
+  EXPECT_FALSE(typed(contrib("float[4,3] a, float[5,3] b", "y = com.microsoft.FusedGemm (a, b)"), "y"));
 }
 
 TEST(ShapeFallback, ContribElementwiseAndSkipLayerNormalization) {
