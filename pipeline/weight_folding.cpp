@@ -45,8 +45,8 @@ ir::Graph fold_weights(const ir::Graph& in, WeightStore& weights, FoldStats* sta
       const exec::Tensor& v = values.outputs[static_cast<size_t>(k)];
       WeightData w;
       w.type = g.type(i).tensor;
-      w.bytes.resize(v.data.size() * sizeof(float));
-      if (!v.data.empty()) std::memcpy(w.bytes.data(), v.data.data(), w.bytes.size());
+      // (assign copies once; resize would first zero the bytes, a pass over every new page)
+      w.bytes.assign(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(float));
       const std::string name = weights.fresh_name("tensat_folded");
       const TensorType type = w.type;
       weights.put(name, std::move(w));
