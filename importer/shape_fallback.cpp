@@ -390,8 +390,9 @@ std::optional<std::vector<int64_t>> fused_gemm_dims(const onnx::NodeProto& n, st
   return std::vector<int64_t>{a[0], b[1]};
 }
 
-std::optional<std::vector<StaticType>> contrib_output_types(const onnx::NodeProto& n,
-                                                            const std::vector<StaticType>& in) {
+std::optional<std::vector<StaticType>> contrib_output_types(
+    const onnx::NodeProto& n, const std::vector<StaticType>& in,
+    const std::function<const StaticType*(const onnx::NodeProto&, int)>& type_at) {
   const std::string& op = n.op_type();
   auto present = [&](int k) { return k < n.output_size() && !n.output(k).empty(); };
   auto one = [&](std::optional<std::vector<int64_t>> d) -> std::optional<std::vector<StaticType>> {
@@ -408,6 +409,18 @@ std::optional<std::vector<StaticType>> contrib_output_types(const onnx::NodeProt
     // (training only; not covered) and the sum input + skip + bias, both of the input's shape.
     if (present(1) || present(2) || n.output_size() > 4) return std::nullopt;
     return std::vector<StaticType>(static_cast<size_t>(n.output_size()), in[0]);
+  }
+  if (op == "EmbedLayerNormalization") {
+    // Inputs: input_ids [B, S], (segment_ids), word_embedding [V, H], ...; outputs: the
+    // normalized embeddings [B, S, H], mask_index (int32 [B]) and, optionally, the embeddings'
+    // sum [B, S, H] (as ONNX Runtime 1.32 gives them, whatever mask_index_type says).
+    const StaticType* ids = type_at(n, 0);
+    const StaticType* word = type_at(n, 2);
+    if (!ids || !word || ids->dims.size() != 2 || word->dims.size() != 2 || n.output_size() > 3) return std::nullopt;
+    const StaticType emb{word->elem, {ids->dims[0], ids->dims[1], word->dims[1]}};
+    std::vector<StaticType> outs{emb, StaticType{onnx::TensorProto::INT32, {ids->dims[0]}}, emb};
+    outs.resize(static_cast<size_t>(n.output_size()));
+    return outs;
   }
   return std::nullopt;
 }
@@ -469,8 +482,8 @@ std::optional<std::vector<StaticType>> output_types(
 }  // namespace
 
 std::string contrib_ops_typed() {
-  return "FusedConv, FusedGemm, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu and "
-         "SkipLayerNormalization (without its mean and inv_std_var outputs)";
+  return "FusedConv, FusedGemm, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu, "
+         "SkipLayerNormalization (without its mean and inv_std_var outputs) and EmbedLayerNormalization";
 }
 
 std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {
@@ -566,7 +579,7 @@ int infer_missing_types(onnx::GraphProto& g, int64_t opset) {
       return it == known.end() ? nullptr : &it->second;
     };
     const std::optional<std::vector<StaticType>> outs =
-        contrib ? contrib_output_types(n, in) : output_types(n, opset, in, constant, type_at);
+        contrib ? contrib_output_types(n, in, type_at) : output_types(n, opset, in, constant, type_at);
     if (!outs || outs->size() != static_cast<size_t>(n.output_size())) continue;
     for (int k = 0; k < n.output_size(); ++k) {
       const std::string& name = n.output(k);

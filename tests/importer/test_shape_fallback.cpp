@@ -268,6 +268,20 @@ TEST(ShapeFallback, ContribElementwiseAndSkipLayerNormalization) {
             (std::vector<int64_t>{2, 7, 16}));
   // Asked for the mean (training): not covered, so neither output is typed.
   EXPECT_FALSE(typed(contrib(in, "y, mean = com.microsoft.SkipLayerNormalization (x, s, g, b)", "y, mean"), "y"));
+  // EmbedLayerNormalization: [B, S, H] from the ids and the word embedding (input 2, also
+  // with the optional segment ids left out), int32 mask_index [B], the sum [B, S, H].
+  const std::string emb = "int32[2,7] ids, float[50,16] word, float[7,16] pos, float[16] g, float[16] b";
+  EXPECT_EQ(
+      typed(contrib(emb, "y, mask, sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, mask, sum"),
+            "y"),
+      (std::vector<int64_t>{2, 7, 16}));
+  EXPECT_EQ(
+      typed(contrib(emb, "y, mask, sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, mask, sum"),
+            "mask"),
+      (std::vector<int64_t>{2}));
+  EXPECT_EQ(typed(contrib(emb, "y, , sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, sum"),
+                  "sum"),
+            (std::vector<int64_t>{2, 7, 16}));
   // Another contrib operator, and another domain: untyped.
   EXPECT_FALSE(typed(contrib("float[2,7,16] x", "y = com.microsoft.BiasSoftmax (x, x)"), "y"));
   EXPECT_FALSE(typed(R"(
@@ -286,12 +300,11 @@ TEST(ShapeFallback, ContribOperatorsImportAsOpaqueNodes) {
   EXPECT_EQ(r.graph.type(r.graph.outputs()[0]).tensor.shape, (Shape{1, 8, 6, 6}));
   // One it does not cover: the message names the node, its domain and what is covered.
   try {
-    imp(contrib("int32[2,7] ids, float[50,16] emb",
-                "y = com.microsoft.EmbedLayerNormalization (ids, , emb, emb, , emb, emb)"));
+    imp(contrib("float[2,7,16] x, float[16,48] w, float[48] b", "y = com.microsoft.Attention <num_heads = 2> (x, w, b)"));
     FAIL() << "imported";
   } catch (const ImportError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("com.microsoft:EmbedLayerNormalization"), std::string::npos) << m;
+    EXPECT_NE(m.find("com.microsoft:Attention"), std::string::npos) << m;
     EXPECT_NE(m.find("no shape rules for domain 'com.microsoft'"), std::string::npos) << m;
     EXPECT_NE(m.find("FusedConv"), std::string::npos) << m;
   }
