@@ -380,15 +380,20 @@ void Importer::make_opaque(const onnx::NodeProto& n, const std::string& reason) 
                         "': libonnx 1.12 has only the opset 17 shape rules for " + n.op_type() +
                         ", and onnx-tensat's own do not cover this node; export the model at opset 17, or with "
                         "value_info for its outputs");
-    // Another domain's operator (ONNX Runtime's fused ones, after its extended optimizations):
-    // libonnx has no shape rules for it, and shape_fallback.h covers a few.
+    // Another domain's operator: ONNX Runtime's fused ones (its graph optimizations write
+    // them), which libonnx has no shape rules for and shape_fallback.h covers a few of, or
+    // another domain's that ONNX shape inference did not type.
+    if (!t && n.domain() == "com.microsoft")
+      throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
+                        "': ONNX has no shape rules for ONNX Runtime's operators (domain 'com.microsoft'), and "
+                        "onnx-tensat's own cover only " +
+                        contrib_ops_typed() +
+                        ", where their inputs have static types; write the model with value_info for the outputs of "
+                        "such nodes, or run onnx-tensat on it before ONNX Runtime's graph optimizations");
     if (!t && !default_domain(n))
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
-                        "': ONNX has no shape rules for domain '" + n.domain() + "', and onnx-tensat's own cover " +
-                        (n.domain() == "com.microsoft" ? "only " + contrib_ops_typed() + ", where their inputs are typed"
-                                                       : std::string("no operator of it")) +
-                        "; write the model with value_info for the outputs of such nodes, or optimize it before "
-                        "ONNX Runtime's graph optimizations");
+                        "': neither ONNX's shape rules nor onnx-tensat's give one for this operator of domain '" +
+                        n.domain() + "'; write the model with value_info for the outputs of such nodes");
     if (!t)
       throw ImportError(where(n) + ": cannot determine the type and static shape of its output '" + o +
                         "' (ONNX shape inference gave none); fix input shapes with --input-shape, or run onnxsim first");

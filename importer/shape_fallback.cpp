@@ -399,7 +399,8 @@ std::optional<std::vector<StaticType>> contrib_output_types(
     if (!d || n.output_size() != 1) return std::nullopt;
     return std::vector<StaticType>{StaticType{in[0].elem, *d}};
   };
-  // Element-wise on the first input (a bias, where there is one, is of its last dimension).
+  // The first input's type (element-wise; FastGelu's and BiasGelu's bias is added along its
+  // last dimension, which ONNX Runtime checks).
   if (op == "Gelu" || op == "FastGelu" || op == "BiasGelu" || op == "QuickGelu") return one(in[0].dims);
   if (op == "FusedConv" && in.size() >= 2) return one(fused_conv_dims(n, in[0].dims, in[1].dims));
   if (op == "FusedMatMul" && in.size() == 2) return one(fused_matmul_dims(n, in[0].dims, in[1].dims));
@@ -482,8 +483,9 @@ std::optional<std::vector<StaticType>> output_types(
 }  // namespace
 
 std::string contrib_ops_typed() {
-  return "FusedConv, FusedGemm, FusedMatMul (without transBatchA/B), Gelu, FastGelu, BiasGelu, QuickGelu, "
-         "SkipLayerNormalization (without its mean and inv_std_var outputs) and EmbedLayerNormalization";
+  return "FusedConv, FusedGemm, FusedMatMul (operands of rank 2 or more, without transBatchA/B), Gelu, FastGelu, "
+         "BiasGelu, QuickGelu, SkipLayerNormalization (without its mean and inv_std_var outputs) and "
+         "EmbedLayerNormalization";
 }
 
 std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {

@@ -1,8 +1,6 @@
 // Weight folding (see weight_folding.h).
 #include "pipeline/weight_folding.h"
 
-#include <cstring>
-
 #include "refexec/executor.h"
 
 namespace tensat {

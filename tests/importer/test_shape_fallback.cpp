@@ -271,14 +271,9 @@ TEST(ShapeFallback, ContribElementwiseAndSkipLayerNormalization) {
   // EmbedLayerNormalization: [B, S, H] from the ids and the word embedding (input 2, also
   // with the optional segment ids left out), int32 mask_index [B], the sum [B, S, H].
   const std::string emb = "int32[2,7] ids, float[50,16] word, float[7,16] pos, float[16] g, float[16] b";
-  EXPECT_EQ(
-      typed(contrib(emb, "y, mask, sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, mask, sum"),
-            "y"),
-      (std::vector<int64_t>{2, 7, 16}));
-  EXPECT_EQ(
-      typed(contrib(emb, "y, mask, sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, mask, sum"),
-            "mask"),
-      (std::vector<int64_t>{2}));
+  const std::string three = "y, mask, sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)";
+  EXPECT_EQ(typed(contrib(emb, three, "y, mask, sum"), "y"), (std::vector<int64_t>{2, 7, 16}));
+  EXPECT_EQ(typed(contrib(emb, three, "y, mask, sum"), "mask"), (std::vector<int64_t>{2}));
   EXPECT_EQ(typed(contrib(emb, "y, , sum = com.microsoft.EmbedLayerNormalization (ids, , word, pos, , g, b)", "y, sum"),
                   "sum"),
             (std::vector<int64_t>{2, 7, 16}));
@@ -300,13 +295,29 @@ TEST(ShapeFallback, ContribOperatorsImportAsOpaqueNodes) {
   EXPECT_EQ(r.graph.type(r.graph.outputs()[0]).tensor.shape, (Shape{1, 8, 6, 6}));
   // One it does not cover: the message names the node, its domain and what is covered.
   try {
-    imp(contrib("float[2,7,16] x, float[16,48] w, float[48] b", "y = com.microsoft.Attention <num_heads = 2> (x, w, b)"));
+    imp(contrib("float[2,7,16] x, float[16,48] w, float[48] b",
+                "y = com.microsoft.Attention <num_heads = 2> (x, w, b)"));
     FAIL() << "imported";
   } catch (const ImportError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("com.microsoft:Attention"), std::string::npos) << m;
-    EXPECT_NE(m.find("no shape rules for domain 'com.microsoft'"), std::string::npos) << m;
+    EXPECT_NE(m.find("ONNX Runtime's operators (domain 'com.microsoft')"), std::string::npos) << m;
     EXPECT_NE(m.find("FusedConv"), std::string::npos) << m;
+  }
+  // Another domain's: named, without the advice about ONNX Runtime.
+  try {
+    imp(R"(
+<ir_version: 8, opset_import: ["" : 17, "com.example" : 1]>
+g (float[2,7,16] x) => (y) {
+  g = com.example.Gelu (x)
+  y = Relu (g)
+})");
+    FAIL() << "imported";
+  } catch (const ImportError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("com.example:Gelu"), std::string::npos) << m;
+    EXPECT_NE(m.find("domain 'com.example'"), std::string::npos) << m;
+    EXPECT_EQ(m.find("ONNX Runtime"), std::string::npos) << m;
   }
 }
 

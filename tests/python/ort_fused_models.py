@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """Models that ONNX Runtime's graph optimizations already went over: its fused operators
-(domain com.microsoft: FusedConv, FusedMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
+(domain com.microsoft: FusedConv, FusedGemm, FusedMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
 SkipLayerNormalization, EmbedLayerNormalization) import as opaque nodes with types
 (importer/shape_fallback.h), and what is around them is still optimized.
 
 Each model is built with onnx.helper, then optimized by ONNX Runtime at its "extended" level
 (CPU provider) and saved, as a user would with SessionOptions.optimized_model_filepath. Two
-more hold the operators its transformer optimizer writes (BiasGelu, FastGelu, QuickGelu,
-EmbedLayerNormalization), written directly (that optimizer needs sympy, which the tests do
-not install). The test requires:
+more hold operators written directly: BiasGelu, FastGelu, QuickGelu and SkipLayerNormalization
+with its sum output, and EmbedLayerNormalization, which its transformer optimizer writes (that
+optimizer needs sympy, which the tests do not install). The test requires:
   - the saved model holds the com.microsoft operators the case expects (else the case tests
     nothing: a newer ONNX Runtime that fuses differently fails here, not silently);
   - onnx-tensat exits 0 with verification passed (or the input written back unchanged);
-  - the written model agrees with the saved one under ONNX Runtime on random inputs;
+  - the written model agrees with the saved one under ONNX Runtime on random inputs, and the
+    type it declares for each fused operator's output is the one ONNX Runtime computes;
   - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
 A model with a fused operator the importer does not type (Attention) is refused with exit 2 and
 a message naming the node and the domain.
@@ -95,26 +96,28 @@ def transformer_block():
 
 def conv_net():
     """Convolutions with a ReLU (ONNX Runtime makes them FusedConv) and, on the same input,
-    two without an activation whose sum onnx-tensat can rewrite; a GELU head."""
+    two without an activation whose sum onnx-tensat can rewrite; a Gemm with a ReLU
+    (FusedGemm) and a GELU head."""
     nodes = [
         helper.make_node("Conv", ["x", "c1"], ["a0"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a0"], ["a"]),
         helper.make_node("Conv", ["a", "c2"], ["b"], pads=[1, 1, 1, 1]),
         helper.make_node("Conv", ["a", "c3"], ["c"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["b", "c"], ["d"]),
         helper.make_node("Conv", ["d", "c4"], ["e0"], strides=[2, 2]), helper.make_node("Relu", ["e0"], ["e"]),
-        helper.make_node("Flatten", ["e"], ["f"]), helper.make_node("MatMul", ["f", "m1"], ["g0"]),
+        helper.make_node("Flatten", ["e"], ["f"]), helper.make_node("Gemm", ["f", "m1", "bm1"], ["h0"]),
+        helper.make_node("Relu", ["h0"], ["h"]), helper.make_node("MatMul", ["h", "m2"], ["g0"]),
     ]
     g_nodes, g_inits = gelu_erf("g0", "y", "g")
     nodes += g_nodes
     inits = [w("c1", 16, 8, 3, 3), w("c2", 16, 16, 3, 3), w("c3", 16, 16, 3, 3), w("c4", 8, 16, 2, 2),
-             w("m1", 8 * 5 * 5, 10)] + g_inits
+             w("m1", 8 * 5 * 5, 24), w("bm1", 24), w("m2", 24, 10)] + g_inits
     return model("conv_net", nodes, [vi("x", [1, 8, 10, 10])], [vi("y", [1, 10])], inits)
 
 
 def written_fused():
-    """The fused operators ONNX Runtime's transformer optimizer writes (BiasGelu, FastGelu,
-    QuickGelu, SkipLayerNormalization with its sum output), written here directly; two
-    projections of one input around them for onnx-tensat to merge."""
+    """ONNX Runtime's fused operators written directly (BiasGelu, FastGelu, QuickGelu,
+    SkipLayerNormalization with its sum output), around two projections of one input for
+    onnx-tensat to merge."""
     S, D, H = 8, 16, 32
     c = "com.microsoft"
     nodes = [
@@ -173,7 +176,7 @@ def attention(path):
 CASES = {
     "transformer_block": (transformer_block, "extended", {"FusedMatMul", "SkipLayerNormalization", "Gelu"},
                           {"MatMul"}),
-    "conv_net": (conv_net, "extended", {"FusedConv", "Gelu"}, {"Conv"}),
+    "conv_net": (conv_net, "extended", {"FusedConv", "FusedGemm", "Gelu"}, {"Conv"}),
     "written_fused": (written_fused, None, {"BiasGelu", "FastGelu", "QuickGelu", "SkipLayerNormalization"},
                       {"MatMul"}),
     "embedding_block": (embedding_block, None, {"EmbedLayerNormalization"}, {"MatMul"}),
@@ -197,6 +200,34 @@ def ort_optimized(m, how, path):
 
 def counts(m):
     return collections.Counter((n.domain or "") + ":" + n.op_type for n in m.graph.node)
+
+
+def declared_types_match(src, dst, feeds):
+    """Every output of a com.microsoft node of the written model `dst` has the type the importer
+    gave it (its value_info, or the graph output) equal to what ONNX Runtime computes for it in
+    `src`. A wrong type need not change the model's outputs (a broadcast, a consumer that then
+    stays opaque), so the outputs' comparison alone would not see it. Returns the mismatches
+    and how many were compared."""
+    out = onnx.load(dst)
+    declared = {}
+    for v in list(out.graph.value_info) + list(out.graph.output):
+        t = v.type.tensor_type
+        declared[v.name] = (t.elem_type, [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim])
+    names = [o for n in out.graph.node if n.domain == "com.microsoft" for o in n.output if o]
+    probe = onnx.load(src)
+    present = {o.name for o in probe.graph.output}
+    for name in names:
+        if name not in present:
+            probe.graph.output.append(onnx.ValueInfoProto(name=name))
+    sess = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    bad = []
+    for name in names:
+        want = got[name]
+        elem = onnx.helper.np_dtype_to_tensor_dtype(want.dtype)
+        if declared.get(name) != (elem, list(want.shape)):
+            bad.append(f"{name}: declared {declared.get(name)}, ONNX Runtime computes {(elem, list(want.shape))}")
+    return bad, len(names)
 
 
 def main():
@@ -244,6 +275,10 @@ def main():
                 err = tl.compare_models(src, dst, feeds)
                 if err:
                     failures.append(f"{name}: seed {seed}: {err}")
+            bad, compared = declared_types_match(src, dst, feeds)
+            failures += [f"{name}: {b}" for b in bad]
+            if compared == 0:
+                failures.append(f"{name}: no com.microsoft output in the written model to compare")
             print(f"{name}: {dict(before)} -> {dict(after)}")
         if a.filter in "attention":
             src = os.path.join(tmp, "attention.onnx")
