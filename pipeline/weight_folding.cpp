@@ -44,7 +44,7 @@ ir::Graph fold_weights(const ir::Graph& in, WeightStore& weights, FoldStats* sta
       WeightData w;
       w.type = g.type(i).tensor;
       // (assign copies once; resize would first zero the bytes, a pass over every new page)
-      w.bytes.assign(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(float));
+      if (!v.data.empty()) w.bytes.assign(reinterpret_cast<const char*>(v.data.data()), v.data.size() * sizeof(float));
       const std::string name = weights.fresh_name("tensat_folded");
       const TensorType type = w.type;
       weights.put(name, std::move(w));
