@@ -201,9 +201,12 @@ int DimLabels::merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t
 
 // [.., M, K] x [.., K, N]: the batch dimensions broadcast, M and N follow their operands, and
 // K must be the same (fixed, or one symbol) in both.
-DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank) const {
-  const DimLabelList& la = of(a);
-  const DimLabelList& lb = of(b);
+DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank, bool trans_a,
+                               bool trans_b) const {
+  DimLabelList la = of(a);
+  DimLabelList lb = of(b);
+  if (trans_a) std::swap(la[la.size() - 1], la[la.size() - 2]);
+  if (trans_b) std::swap(lb[lb.size() - 1], lb[lb.size() - 2]);
   if (la.back() != lb[lb.size() - 2]) stop(n, "its inner dimension is symbolic in one operand only, or differs");
   DimLabelList r(rank, kStaticDim);
   for (size_t d = 0; d + 2 < rank; ++d) {

@@ -88,10 +88,13 @@ class DimLabels {
   [[noreturn]] void stop(ir::NodeId n, const std::string& why) const;
   // The label of one axis several operands share (numpy broadcast: a fixed 1 broadcasts).
   int merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t>>& dims) const;
-  DimLabelList matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank) const;
+  // (trans_a / trans_b: the operand's last two dimensions swapped first, as FusedMatMul's.)
+  DimLabelList matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank, bool trans_a = false,
+                      bool trans_b = false) const;
   DimLabelList broadcast(ir::NodeId n, const std::vector<ir::NodeId>& operands, const Shape& out) const;
   void label_node(ir::NodeId n);
   void label_opaque(ir::NodeId n);
+  void label_contrib(ir::NodeId n, const onnx::NodeProto& node, const std::vector<std::optional<ir::NodeId>>& input);
   void label_reshape(ir::NodeId n);
   std::vector<int64_t> constant_ints(ir::NodeId n, ir::NodeId c) const;  ///< n's integer constant input c, or stop
   /// A shape value leaf (ModelContext::shape_values), or null.

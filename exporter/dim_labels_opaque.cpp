@@ -233,7 +233,9 @@ void DimLabels::label_opaque(ir::NodeId n) {
   // Nothing symbolic reaches it, neither in its operands' dimensions nor in the values of a
   // shape it reads: its outputs are fixed too.
   if (!any_in && !values) return;
-  if (!node.domain().empty() && node.domain() != "ai.onnx") stop(n, "an operator of domain '" + node.domain() + "'");
+  const bool contrib = node.domain() == "com.microsoft";  // ONNX Runtime's fused operators
+  if (!node.domain().empty() && node.domain() != "ai.onnx" && !contrib)
+    stop(n, "an operator of domain '" + node.domain() + "'");
   if (!on.implicit_inputs.empty()) stop(n, "a subgraph reads symbolic tensors");
   auto in_labels = [&](size_t i) -> const DimLabelList& {
     if (i >= input.size() || !input[i]) stop(n, "a missing input");
@@ -260,6 +262,10 @@ void DimLabels::label_opaque(ir::NodeId n) {
     if (input_index < input.size() && input[input_index]) return constant_ints(n, *input[input_index]);
     return std::nullopt;
   };
+  if (contrib) {
+    label_contrib(n, node, input);
+    return;
+  }
   if (op == "Reshape" || op == "Expand" || op == "ConstantOfShape" || op == "Range") {
     label_by_values(n, node, input);
     return;
@@ -490,6 +496,37 @@ void DimLabels::label_opaque(ir::NodeId n) {
     return;
   }
   stop(n, "no rule says how its output follows symbolic input dimensions");
+}
+
+// ONNX Runtime's fused operators that importer/shape_fallback.h types: the element-wise ones
+// and SkipLayerNormalization have their first input's dimensions (a bias, a scale, a skip
+// with fixed dimensions or the first input's); FusedMatMul follows MatMul with its transposes.
+// The others (FusedConv, FusedGemm, EmbedLayerNormalization) keep the fixed shapes.
+void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
+                              const std::vector<std::optional<ir::NodeId>>& input) {
+  const std::string& op = node.op_type();
+  auto& out = labels_[n];
+  auto int_attr = [&](std::string_view a) {
+    const onnx::AttributeProto* p = attribute(node, a);
+    return p ? p->i() : 0;
+  };
+  if (!input.empty() && input[0] &&
+      (op == "Gelu" || op == "QuickGelu" || op == "FastGelu" || op == "BiasGelu" || op == "SkipLayerNormalization")) {
+    const DimLabelList& x = of(*input[0]);
+    for (size_t i = 1; i < input.size(); ++i)
+      if (input[i] && dynamic(*input[i]) && !(op == "SkipLayerNormalization" && i == 1 && of(*input[i]) == x))
+        stop(n, "input " + std::to_string(i) + " has other symbolic dimensions than the first");
+    for (auto& p : out) p = x;  // SkipLayerNormalization: the output and the input + skip sum
+    return;
+  }
+  if (op == "FusedMatMul" && input.size() == 2 && input[0] && input[1] && out.size() == 1 &&
+      int_attr("transBatchA") == 0 && int_attr("transBatchB") == 0 && g_.type(*input[0]).tensor.shape.size() >= 2 &&
+      g_.type(*input[1]).tensor.shape.size() >= 2) {
+    out[0] = matmul(n, *input[0], *input[1], g_.type(n).tensor.shape.size(), int_attr("transA") != 0,
+                    int_attr("transB") != 0);
+    return;
+  }
+  stop(n, "an operator of domain 'com.microsoft' without a rule for symbolic dimensions");
 }
 
 }  // namespace tensat

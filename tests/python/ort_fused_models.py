@@ -15,8 +15,11 @@ optimizer needs sympy, which the tests do not install). The test requires:
   - the written model agrees with the saved one under ONNX Runtime on random inputs, and the
     type it declares for each fused operator's output is the one ONNX Runtime computes;
   - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
-A model with a fused operator the importer does not type (Attention) is refused with exit 2 and
-a message naming the node and the domain.
+With a symbolic batch, the transformer block keeps it (exporter/dim_labels_opaque.cpp has rules
+for the element-wise fused operators, SkipLayerNormalization and FusedMatMul) and agrees with
+ONNX Runtime at other batch sizes; the conv net is written at the fixed shapes (FusedConv has
+no such rule) and the report says so. A model with a fused operator the importer does not type
+(Attention) is refused with exit 2 and a message naming the node and the domain.
 
 usage: ort_fused_models.py ONNX_TENSAT [--filter SUBSTR]
 """
@@ -230,6 +233,42 @@ def declared_types_match(src, dst, feeds):
     return bad, len(names)
 
 
+def with_symbolic_batch(m):
+    """`m` with its inputs' and outputs' first dimension symbolic ("batch")."""
+    for v in list(m.graph.input) + list(m.graph.output):
+        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+    return m
+
+
+def symbolic_cases(tool, tmp, failures):
+    """With a symbolic batch: the transformer block (FusedMatMul with a transposed operand,
+    SkipLayerNormalization, the GELUs) keeps it and agrees with ONNX Runtime at other batch
+    sizes; the conv net (FusedConv, which has no rule for symbolic dimensions) is written at
+    the fixed shapes, and the report names the node."""
+    for name, build, shape, keep in (("transformer_block", transformer_block, "x:2x16x32", True),
+                                     ("conv_net", conv_net, "x:1x8x10x10", False)):
+        src = os.path.join(tmp, name + ".sym.onnx")
+        dst = os.path.join(tmp, name + ".sym.opt.onnx")
+        rep = os.path.join(tmp, name + ".sym.json")
+        ort_optimized(with_symbolic_batch(build()), "extended", src)
+        p = tl.run_tool(tool, src, dst, "--input-shape", shape, "--report", rep)
+        if p.returncode != 0:
+            failures.append(f"{name} (symbolic batch): exit {p.returncode}: {p.stderr.strip()[-600:]}")
+            continue
+        sym = json.load(open(rep)).get("symbolic_dims", {})
+        if keep and not sym.get("kept"):
+            failures.append(f"{name} (symbolic batch): not kept: {sym}")
+        if not keep and "com.microsoft" not in sym.get("fixed_reason", ""):
+            failures.append(f"{name} (symbolic batch): expected the fixed shapes for a com.microsoft node: {sym}")
+        dims = [int(d) for d in shape.split(":")[1].split("x")]
+        for batch in ((dims[0], dims[0] + 1) if sym.get("kept") else (dims[0],)):
+            x = np.random.default_rng(batch).standard_normal([batch] + dims[1:]).astype(np.float32)
+            err = tl.compare_models(src, dst, {"x": x})
+            if err:
+                failures.append(f"{name} (symbolic batch {batch}): {err}")
+        print(f"{name} (symbolic batch): {'kept' if sym.get('kept') else sym.get('fixed_reason', '')[:120]}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tool")
@@ -280,6 +319,8 @@ def main():
             if compared == 0:
                 failures.append(f"{name}: no com.microsoft output in the written model to compare")
             print(f"{name}: {dict(before)} -> {dict(after)}")
+        if a.filter in "symbolic":
+            symbolic_cases(a.tool, tmp, failures)
         if a.filter in "attention":
             src = os.path.join(tmp, "attention.onnx")
             attention(src)
