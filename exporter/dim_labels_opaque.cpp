@@ -512,10 +512,17 @@ void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
   };
   if (!input.empty() && input[0] &&
       (op == "Gelu" || op == "QuickGelu" || op == "FastGelu" || op == "BiasGelu" || op == "SkipLayerNormalization")) {
-    const DimLabelList& x = of(*input[0]);
-    for (size_t i = 1; i < input.size(); ++i)
-      if (input[i] && dynamic(*input[i]) && !(op == "SkipLayerNormalization" && i == 1 && of(*input[i]) == x))
-        stop(n, "input " + std::to_string(i) + " has other symbolic dimensions than the first");
+    // The other inputs (a bias, a skip, a scale) broadcast against the first, as an Add's
+    // operands would: a fixed dimension other than 1 meeting a symbolic one stops.
+    const Shape& xs = g_.type(*input[0]).tensor.shape;
+    std::vector<ir::NodeId> operands;
+    for (const auto& i : input) {
+      if (!i) continue;
+      if (g_.type(*i).tensor.shape.size() > xs.size()) stop(n, "an input of higher rank than the first");
+      operands.push_back(*i);
+    }
+    const DimLabelList x = broadcast(n, operands, xs);
+    if (x != of(*input[0])) stop(n, "another input has symbolic dimensions the first has not");
     for (auto& p : out) p = x;  // SkipLayerNormalization: the output and the input + skip sum
     return;
   }

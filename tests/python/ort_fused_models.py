@@ -15,10 +15,11 @@ optimizer needs sympy, which the tests do not install). The test requires:
   - the written model agrees with the saved one under ONNX Runtime on random inputs, and the
     type it declares for each fused operator's output is the one ONNX Runtime computes;
   - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
-With a symbolic batch, the transformer block keeps it (exporter/dim_labels_opaque.cpp has rules
-for the element-wise fused operators, SkipLayerNormalization and FusedMatMul) and agrees with
-ONNX Runtime at other batch sizes; the conv net is written at the fixed shapes (FusedConv has
-no such rule) and the report says so. A model with a fused operator the importer does not type
+With a symbolic batch and sequence, the transformer block keeps them (exporter/dim_labels_opaque.cpp
+has rules for the element-wise fused operators, SkipLayerNormalization and FusedMatMul with its
+transposes), declares its fused outputs as ONNX Runtime computes them and agrees with it at
+other sizes; the conv net (FusedConv has no such rule) and a SkipLayerNormalization with a
+fixed skip are written at the fixed shapes, and the report says so. A model with a fused operator the importer does not type
 (Attention) is refused with exit 2 and a message naming the node and the domain.
 
 usage: ort_fused_models.py ONNX_TENSAT [--filter SUBSTR]
@@ -233,40 +234,97 @@ def declared_types_match(src, dst, feeds):
     return bad, len(names)
 
 
-def with_symbolic_batch(m):
-    """`m` with its inputs' and outputs' first dimension symbolic ("batch")."""
+def with_symbolic(m, names):
+    """`m` with the first len(names) dimensions of its inputs and outputs symbolic."""
     for v in list(m.graph.input) + list(m.graph.output):
-        v.type.tensor_type.shape.dim[0].dim_param = "batch"
+        for d, name in zip(v.type.tensor_type.shape.dim, names):
+            d.dim_param = name
     return m
 
 
+def fixed_skip():
+    """SkipLayerNormalization whose skip is a fixed [6, 8] weight: a symbolic sequence length
+    cannot pass it (ONNX Runtime refuses other lengths)."""
+    c = "com.microsoft"
+    nodes = [helper.make_node("SkipLayerNormalization", ["x", "skip", "g", "b"], ["n"], domain=c, epsilon=1e-5),
+             helper.make_node("MatMul", ["n", "w1"], ["p"]), helper.make_node("MatMul", ["n", "w2"], ["q"]),
+             helper.make_node("Tanh", ["p"], ["tp"]), helper.make_node("Mul", ["tp", "q"], ["y"])]
+    inits = [w("skip", 6, 8), numpy_helper.from_array(np.ones(8, np.float32), "g"),
+             numpy_helper.from_array(np.zeros(8, np.float32), "b"), w("w1", 8, 8), w("w2", 8, 8)]
+    g = helper.make_graph(nodes, "fixed_skip", [vi("x", [2, 6, 8])], [vi("y", [2, 6, 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
+    m.ir_version = 8
+    return m
+
+
+def declared_at(dst, src, feeds, bindings):
+    """declared_types_match for a written model with symbolic dimensions: each declared
+    dimension of a com.microsoft output, with the symbols at `bindings`, against ONNX Runtime's
+    run of `src` on `feeds` (a symbol not in `bindings`, e.g. a product, is not compared)."""
+    out = onnx.load(dst)
+    declared = {v.name: v.type.tensor_type for v in list(out.graph.value_info) + list(out.graph.output)}
+    names = [o for n in out.graph.node if n.domain == "com.microsoft" for o in n.output if o]
+    probe = onnx.load(src)
+    present = {o.name for o in probe.graph.output}
+    for name in names:
+        if name not in present:
+            probe.graph.output.append(onnx.ValueInfoProto(name=name))
+    sess = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    bad = []
+    for name in names:
+        t, want = declared.get(name), got[name]
+        dims = [d.dim_value if d.HasField("dim_value") else bindings.get(d.dim_param) for d in t.shape.dim] if t else []
+        if not t or len(dims) != want.ndim or any(d is not None and d != v for d, v in zip(dims, want.shape)):
+            bad.append(f"{name}: declared {dims}, ONNX Runtime computes {list(want.shape)}")
+    return bad
+
+
 def symbolic_cases(tool, tmp, failures):
-    """With a symbolic batch: the transformer block (FusedMatMul with a transposed operand,
-    SkipLayerNormalization, the GELUs) keeps it and agrees with ONNX Runtime at other batch
-    sizes; the conv net (FusedConv, which has no rule for symbolic dimensions) is written at
-    the fixed shapes, and the report names the node."""
-    for name, build, shape, keep in (("transformer_block", transformer_block, "x:2x16x32", True),
-                                     ("conv_net", conv_net, "x:1x8x10x10", False)):
+    """With symbolic dimensions: the transformer block (batch and sequence symbolic; ONNX
+    Runtime writes a FusedMatMul with a transposed operand, SkipLayerNormalization, BiasGelu)
+    keeps them, declares its fused outputs' dimensions as ONNX Runtime computes them, and agrees
+    with it at other sizes; the conv net (FusedConv has no rule) and a SkipLayerNormalization
+    whose fixed skip meets the symbolic sequence are written at the fixed shapes, naming the node."""
+    # (name, builder, symbolic dimensions, --input-shape, kept, else the operator the reason names)
+    cases = (("transformer_block", transformer_block, ["batch", "seq"], "x:2x16x32", True, None),
+             ("conv_net", conv_net, ["batch"], "x:1x8x10x10", False, "FusedConv"),
+             ("fixed_skip", fixed_skip, ["batch", "seq"], "x:2x6x8", False, "SkipLayerNormalization"))
+    for name, build, names, shape, keep, stopper in cases:
         src = os.path.join(tmp, name + ".sym.onnx")
         dst = os.path.join(tmp, name + ".sym.opt.onnx")
         rep = os.path.join(tmp, name + ".sym.json")
-        ort_optimized(with_symbolic_batch(build()), "extended", src)
+        saved = ort_optimized(with_symbolic(build(), names), "extended", src)
+        if name == "transformer_block":
+            fused = {n.op_type: n for n in saved.graph.node if n.domain == "com.microsoft"}
+            trans = fused.get("FusedMatMul") and any(a.name in ("transA", "transB") and a.i for a in
+                                                       fused["FusedMatMul"].attribute)
+            if not trans or "SkipLayerNormalization" not in fused:
+                failures.append(f"{name} (symbolic): ONNX Runtime wrote {sorted(fused)}, not a transposing "
+                                "FusedMatMul and SkipLayerNormalization")
+                continue
         p = tl.run_tool(tool, src, dst, "--input-shape", shape, "--report", rep)
         if p.returncode != 0:
-            failures.append(f"{name} (symbolic batch): exit {p.returncode}: {p.stderr.strip()[-600:]}")
+            failures.append(f"{name} (symbolic): exit {p.returncode}: {p.stderr.strip()[-600:]}")
             continue
         sym = json.load(open(rep)).get("symbolic_dims", {})
         if keep and not sym.get("kept"):
-            failures.append(f"{name} (symbolic batch): not kept: {sym}")
-        if not keep and "com.microsoft" not in sym.get("fixed_reason", ""):
-            failures.append(f"{name} (symbolic batch): expected the fixed shapes for a com.microsoft node: {sym}")
+            failures.append(f"{name} (symbolic): not kept: {sym}")
+        if not keep and (sym.get("kept") or f"({stopper})" not in sym.get("fixed_reason", "")):
+            failures.append(f"{name} (symbolic): expected the fixed shapes at its {stopper}: {sym}")
         dims = [int(d) for d in shape.split(":")[1].split("x")]
-        for batch in ((dims[0], dims[0] + 1) if sym.get("kept") else (dims[0],)):
-            x = np.random.default_rng(batch).standard_normal([batch] + dims[1:]).astype(np.float32)
+        sizes = [dims]
+        if sym.get("kept"):
+            sizes.append([d + 1 if k < len(names) else d for k, d in enumerate(dims)])
+        for size in sizes:
+            x = np.random.default_rng(size[0]).standard_normal(size).astype(np.float32)
             err = tl.compare_models(src, dst, {"x": x})
             if err:
-                failures.append(f"{name} (symbolic batch {batch}): {err}")
-        print(f"{name} (symbolic batch): {'kept' if sym.get('kept') else sym.get('fixed_reason', '')[:120]}")
+                failures.append(f"{name} (symbolic, x {size}): {err}")
+            if sym.get("kept"):
+                failures += [f"{name} (symbolic, x {size}): {b}"
+                             for b in declared_at(dst, src, {"x": x}, dict(zip(names, size)))]
+        print(f"{name} (symbolic): {'kept' if sym.get('kept') else sym.get('fixed_reason', '')[:120]}")
 
 
 def main():
