@@ -206,17 +206,15 @@ def counts(m):
     return collections.Counter((n.domain or "") + ":" + n.op_type for n in m.graph.node)
 
 
-def declared_types_match(src, dst, feeds):
+def declared_types_match(src, dst, feeds, bindings=None):
     """Every output of a com.microsoft node of the written model `dst` has the type the importer
     gave it (its value_info, or the graph output) equal to what ONNX Runtime computes for it in
-    `src`. A wrong type need not change the model's outputs (a broadcast, a consumer that then
-    stays opaque), so the outputs' comparison alone would not see it. Returns the mismatches
-    and how many were compared."""
+    `src` on `feeds`; symbolic dimensions are taken at `bindings` (one not there, e.g. a
+    product, is not compared). A wrong type need not change the model's outputs (a broadcast,
+    a consumer that then stays opaque), so the outputs' comparison alone would not see it.
+    Returns the mismatches and how many outputs were compared."""
     out = onnx.load(dst)
-    declared = {}
-    for v in list(out.graph.value_info) + list(out.graph.output):
-        t = v.type.tensor_type
-        declared[v.name] = (t.elem_type, [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim])
+    declared = {v.name: v.type.tensor_type for v in list(out.graph.value_info) + list(out.graph.output)}
     names = [o for n in out.graph.node if n.domain == "com.microsoft" for o in n.output if o]
     probe = onnx.load(src)
     present = {o.name for o in probe.graph.output}
@@ -227,10 +225,15 @@ def declared_types_match(src, dst, feeds):
     got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
     bad = []
     for name in names:
-        want = got[name]
+        t, want = declared.get(name), got[name]
+        if t is None:
+            bad.append(f"{name}: no declared type")
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else (bindings or {}).get(d.dim_param) for d in t.shape.dim]
         elem = onnx.helper.np_dtype_to_tensor_dtype(want.dtype)
-        if declared.get(name) != (elem, list(want.shape)):
-            bad.append(f"{name}: declared {declared.get(name)}, ONNX Runtime computes {(elem, list(want.shape))}")
+        if t.elem_type != elem or len(dims) != want.ndim or any(d is not None and d != v for d, v in
+                                                                  zip(dims, want.shape)):
+            bad.append(f"{name}: declared {t.elem_type} {dims}, ONNX Runtime computes {elem} {list(want.shape)}")
     return bad, len(names)
 
 
@@ -255,29 +258,6 @@ def fixed_skip():
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
     m.ir_version = 8
     return m
-
-
-def declared_at(dst, src, feeds, bindings):
-    """declared_types_match for a written model with symbolic dimensions: each declared
-    dimension of a com.microsoft output, with the symbols at `bindings`, against ONNX Runtime's
-    run of `src` on `feeds` (a symbol not in `bindings`, e.g. a product, is not compared)."""
-    out = onnx.load(dst)
-    declared = {v.name: v.type.tensor_type for v in list(out.graph.value_info) + list(out.graph.output)}
-    names = [o for n in out.graph.node if n.domain == "com.microsoft" for o in n.output if o]
-    probe = onnx.load(src)
-    present = {o.name for o in probe.graph.output}
-    for name in names:
-        if name not in present:
-            probe.graph.output.append(onnx.ValueInfoProto(name=name))
-    sess = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
-    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
-    bad = []
-    for name in names:
-        t, want = declared.get(name), got[name]
-        dims = [d.dim_value if d.HasField("dim_value") else bindings.get(d.dim_param) for d in t.shape.dim] if t else []
-        if not t or len(dims) != want.ndim or any(d is not None and d != v for d, v in zip(dims, want.shape)):
-            bad.append(f"{name}: declared {dims}, ONNX Runtime computes {list(want.shape)}")
-    return bad
 
 
 def symbolic_cases(tool, tmp, failures):
@@ -322,8 +302,8 @@ def symbolic_cases(tool, tmp, failures):
             if err:
                 failures.append(f"{name} (symbolic, x {size}): {err}")
             if sym.get("kept"):
-                failures += [f"{name} (symbolic, x {size}): {b}"
-                             for b in declared_at(dst, src, {"x": x}, dict(zip(names, size)))]
+                bad, _ = declared_types_match(src, dst, {"x": x}, dict(zip(names, size)))
+                failures += [f"{name} (symbolic, x {size}): {b}" for b in bad]
         print(f"{name} (symbolic): {'kept' if sym.get('kept') else sym.get('fixed_reason', '')[:120]}")
 
 
