@@ -10,8 +10,8 @@
 // reductions, Gather(Elements), Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul; Pad,
 // Tile and Slice with constant amounts; Reshape, Expand, ConstantOfShape and Range whose shape
 // operand is a constant or a labelled shape value; of ONNX Runtime's fused operators, the
-// element-wise ones, SkipLayerNormalization and FusedMatMul). A label may be a product of others and a
-// fixed factor ("batch*seq", "4*N"). Where a rule cannot say (a reshape whose symbolic factors
+// element-wise ones, SkipLayerNormalization and FusedMatMul). A label may be a product of
+// others and a fixed factor ("batch*seq", "4*N"). Where a rule cannot say (a reshape whose symbolic factors
 // fit its axes in no way or in several, a split along a symbolic dimension, a fixed dimension
 // meeting a dynamic one, an opaque operator without a rule) the analysis stops with
 // DimLabelError naming the node, and the model is written at the fixed shapes.

@@ -499,9 +499,9 @@ void DimLabels::label_opaque(ir::NodeId n) {
 }
 
 // ONNX Runtime's fused operators that importer/shape_fallback.h types: the element-wise ones
-// and SkipLayerNormalization have their first input's dimensions (a bias, a scale, a skip
-// with fixed dimensions or the first input's); FusedMatMul follows MatMul with its transposes.
-// The others (FusedConv, FusedGemm, EmbedLayerNormalization) keep the fixed shapes.
+// and SkipLayerNormalization have their first input's dimensions, which the others (a bias, a
+// scale, a skip) must broadcast to; FusedMatMul follows MatMul with its transposes. The others
+// (FusedConv, FusedGemm, EmbedLayerNormalization) keep the fixed shapes.
 void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
                               const std::vector<std::optional<ir::NodeId>>& input) {
   const std::string& op = node.op_type();

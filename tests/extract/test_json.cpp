@@ -45,13 +45,19 @@ TEST(Json, ReadsNodesChildrenAndRoots) {
   EXPECT_NEAR(extract(g, o).dag_cost, 2.5, 1e-12);  // r2 is cheaper but subsumed
 }
 
+// `g` written to a temporary file (the name given) by write_egraph_json and read back.
+ExtractGraph written_and_read(const ExtractGraph& g, const std::string& name) {
+  const std::string p = temp_path(name);
+  write_egraph_json(g, p);
+  ExtractGraph h = read_egraph_json(p);
+  std::remove(p.c_str());
+  return h;
+}
+
 TEST(Json, RoundTrip) {
   ExtractGraph g = testing::matmul_merge();
   g.nodes[5].filtered = true;
-  const std::string p = temp_path("roundtrip.json");
-  write_egraph_json(g, p);
-  const ExtractGraph h = read_egraph_json(p);
-  std::remove(p.c_str());
+  const ExtractGraph h = written_and_read(g, "roundtrip.json");
   ASSERT_EQ(h.nodes.size(), g.nodes.size());
   ASSERT_EQ(h.classes.size(), g.classes.size());
   // The same content, compared by ids (the numbering: FileKeepsTheGraphsNumberingAndItsExtraction).
@@ -81,10 +87,7 @@ TEST(Json, FileKeepsTheGraphsNumberingAndItsExtraction) {
   for (uint32_t seed : {3u, 7u, 11u}) {
     ExtractGraph g = testing::random_egraph(seed, 40, /*acyclic=*/true, /*zero_percent=*/30);
     g.nodes[4].filtered = true;
-    const std::string p = temp_path("order.json");
-    write_egraph_json(g, p);
-    const ExtractGraph h = read_egraph_json(p);
-    std::remove(p.c_str());
+    const ExtractGraph h = written_and_read(g, "order.json");
     ASSERT_EQ(h.nodes.size(), g.nodes.size());
     ASSERT_EQ(h.classes.size(), g.classes.size());
     for (NodeIdx n = 0; n < g.nodes.size(); ++n) {

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "importer/import_error.h"
 #include "importer/importer.h"
 #include "lang/graph.h"
 #include "lang/sexpr.h"
@@ -13,6 +14,16 @@ namespace tensat {
 /// Parses a model in onnx's text format (a parse error fails the test) and imports it.
 inline ImportResult imp(const std::string& text, const ImportOptions& o = {}) {
   return import_onnx_model(parse(text), "test.onnx", o);
+}
+
+/// The ImportError message importing `text` gives, or "(no ImportError)".
+inline std::string import_error(const std::string& text, const ImportOptions& o = {}) {
+  try {
+    imp(text, o);
+  } catch (const ImportError& e) {
+    return e.what();
+  }
+  return "(no ImportError)";
 }
 
 /// The term of the only output, else of the root (a noop joining the outputs).

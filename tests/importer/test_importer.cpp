@@ -17,15 +17,6 @@ namespace {
 
 Shape out_shape(const ImportResult& r, size_t i = 0) { return r.graph.type(r.graph.outputs().at(i)).tensor.shape; }
 
-std::string import_error(const std::string& text, const ImportOptions& o = {}) {
-  try {
-    imp(text, o);
-  } catch (const ImportError& e) {
-    return e.what();
-  }
-  return "(no ImportError)";
-}
-
 // ---- Conv ----------------------------------------------------------------------------------
 
 TEST(ImportConv, BiasSamePads) {

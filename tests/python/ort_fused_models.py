@@ -15,12 +15,13 @@ optimizer needs sympy, which the tests do not install). The test requires:
   - the written model agrees with the saved one under ONNX Runtime on random inputs, and the
     type it declares for each fused operator's output is the one ONNX Runtime computes;
   - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
-With a symbolic batch and sequence, the transformer block keeps them (exporter/dim_labels_opaque.cpp
-has rules for the element-wise fused operators, SkipLayerNormalization and FusedMatMul with its
-transposes), declares its fused outputs as ONNX Runtime computes them and agrees with it at
-other sizes; the conv net (FusedConv has no such rule) and a SkipLayerNormalization with a
-fixed skip are written at the fixed shapes, and the report says so. A model with a fused operator the importer does not type
-(Attention) is refused with exit 2 and a message naming the node and the domain.
+With a symbolic batch and sequence, the transformer block keeps them
+(exporter/dim_labels_opaque.cpp has rules for the element-wise fused operators,
+SkipLayerNormalization and FusedMatMul with its transposes), declares its fused outputs as ONNX
+Runtime computes them and agrees with it at other sizes; the conv net (FusedConv has no such
+rule) and a SkipLayerNormalization with a fixed skip are written at the fixed shapes, and the
+report says so. A model with a fused operator the importer does not type (Attention) is
+refused with exit 2 and a message naming the node and the domain.
 
 usage: ort_fused_models.py ONNX_TENSAT [--filter SUBSTR]
 """
@@ -58,6 +59,14 @@ def model(name, nodes, inputs, outputs, inits):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def contrib_model(name, nodes, inputs, outputs, inits):
+    """A model that also imports ONNX Runtime's domain (its operators written directly)."""
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
     return m
 
 
@@ -138,10 +147,7 @@ def written_fused():
     inits = [w("w1", D, H), w("w2", D, H), w("b1", H), w("b2", H), w("w3", H, D), w("w4", H, D), w("w5", D, D),
              numpy_helper.from_array(np.ones(D, np.float32), "gamma"),
              numpy_helper.from_array(np.zeros(D, np.float32), "beta")]
-    g = helper.make_graph(nodes, "written_fused", [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
-    m.ir_version = 8
-    return m
+    return contrib_model("written_fused", nodes, [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
 
 
 def embedding_block():
@@ -157,10 +163,7 @@ def embedding_block():
              helper.make_node("Tanh", ["p"], ["tp"]), helper.make_node("Mul", ["tp", "q"], ["y"])]
     ids = helper.make_tensor_value_info("ids", TensorProto.INT32, [1, S])
     segs = helper.make_tensor_value_info("segs", TensorProto.INT32, [1, S])
-    g = helper.make_graph(nodes, "embedding_block", [ids, segs], [vi("y", [1, S, D])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
-    m.ir_version = 8
-    return m
+    return contrib_model("embedding_block", nodes, [ids, segs], [vi("y", [1, S, D])], inits)
 
 
 def attention(path):
@@ -169,10 +172,7 @@ def attention(path):
     inits = [w("wqkv", D, 3 * D), w("bqkv", 3 * D)]
     nodes = [helper.make_node("Attention", ["x", "wqkv", "bqkv"], ["a"], domain="com.microsoft", num_heads=2),
              helper.make_node("Relu", ["a"], ["y"])]
-    g = helper.make_graph(nodes, "attention", [vi("x", [1, S, D])], [vi("y", [1, S, D])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    onnx.save(contrib_model("attention", nodes, [vi("x", [1, S, D])], [vi("y", [1, S, D])], inits), path)
 
 
 # name -> (builder, how ONNX Runtime optimizes it (None: not at all), the com.microsoft
@@ -254,10 +254,7 @@ def fixed_skip():
              helper.make_node("Tanh", ["p"], ["tp"]), helper.make_node("Mul", ["tp", "q"], ["y"])]
     inits = [w("skip", 6, 8), numpy_helper.from_array(np.ones(8, np.float32), "g"),
              numpy_helper.from_array(np.zeros(8, np.float32), "b"), w("w1", 8, 8), w("w2", 8, 8)]
-    g = helper.make_graph(nodes, "fixed_skip", [vi("x", [2, 6, 8])], [vi("y", [2, 6, 8])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(c, 1)])
-    m.ir_version = 8
-    return m
+    return contrib_model("fixed_skip", nodes, [vi("x", [2, 6, 8])], [vi("y", [2, 6, 8])], inits)
 
 
 def symbolic_cases(tool, tmp, failures):
