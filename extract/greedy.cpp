@@ -191,8 +191,9 @@ Choice greedy_dag_choice(const ExtractGraph& g, const GraphIndex& index, const s
       waiting[n] = static_cast<uint32_t>(index.kids(n).size());
       if (waiting[n] == 0) offer_settled(n);
     }
+    // (`stop` every 16 classes: settling one unites the sets of all its parents' nodes.)
     for (uint32_t tick = 0; !pending.empty() && !capped;) {
-      if (stop && (tick++ & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      if (stop && (tick++ & 15) == 0 && stop->load(std::memory_order_relaxed)) return {};
       const auto [total, c] = pending.top();
       pending.pop();
       if (settled[c] || total != best[c].total) continue;  // settled, or since improved
@@ -209,7 +210,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const GraphIndex& index, const s
       if (index.usable(n) && index.kids(n).empty()) work.push(n);
     uint32_t n = 0;
     for (uint32_t tick = 0; !capped && work.pop(n);) {
-      if (stop && (tick++ & 255) == 0 && stop->load(std::memory_order_relaxed)) return {};
+      if (stop && (tick++ & 15) == 0 && stop->load(std::memory_order_relaxed)) return {};
       bool ready = true;
       for (ClassIdx k : index.kids(n)) ready = ready && has[k];
       if (ready && offer(n))

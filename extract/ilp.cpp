@@ -354,13 +354,16 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // Both read one GraphIndex, built before they start.
   const bool concurrent = opts.concurrent_start && std::thread::hardware_concurrency() > 1;
   const GraphIndex index(g);
-  auto warm_future = launch_beside(concurrent, [&g, &index, &opts] { return warm_start(g, index, opts); });
+  SharedGreedy greedy(g, index);
+  auto warm_future =
+      launch_beside(concurrent, [&g, &index, &opts, &greedy] { return warm_start(g, index, opts, greedy); });
 
   // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g, index) : no_reduction(g);
   if (opts.reduce) spdlog::debug("ilp: [{:.4f} s] {}", seconds_since(t0), describe(red.stats));
   std::optional<Bounding> bounding;
   if (opts.landmarks) bounding.emplace(g, red, hard_end);
+  greedy.get();  // (computed here where the warm start has not come to it yet)
 
   WarmStart warm = warm_future.get();
   Progress p{opts, std::move(warm.choice)};
