@@ -90,6 +90,14 @@ int DimLabels::fresh(const std::string& name) {
   return it->second;
 }
 
+int DimLabels::window(int in, int64_t span, int64_t stride, int64_t pads, bool same) {
+  if (stride == 1 && (same || pads == span)) return in;
+  // floor((in + pads - span - 1) / stride) + 1, or ceil(in / stride): a function of in alone.
+  return fresh(name(in) + (same ? "_same_s" + std::to_string(stride)
+                                : "_w" + std::to_string(span) + "s" + std::to_string(stride) + "p" +
+                                      std::to_string(pads)));
+}
+
 int DimLabels::product(const std::vector<int>& labels, int64_t c) {
   std::vector<int> bases;
   for (int l : labels) {
@@ -336,8 +344,7 @@ void DimLabels::label_node(ir::NodeId n) {
         const int64_t k = d == 2 ? kh : kw, s = d == 2 ? sh : sw;
         const int64_t pad = d == 2 ? pads->top + pads->bottom : pads->left + pads->right;
         // Stride 1 and padding k - 1 keep the size; any other window computes a new one.
-        const std::string derived = name(in[d]) + "_" + std::string(op_name(nd.op)) + std::to_string(n);
-        out[0][d] = s == 1 && pad == k - 1 ? in[d] : fresh(derived);
+        out[0][d] = window(in[d], k - 1, s, pad);
       }
       return;
     }

@@ -7,10 +7,10 @@
 // one computed from labelled ones (a concat along a dynamic axis, a strided window over one).
 // Each operator of the language has a rule; opaque nodes have rules for the ONNX operators
 // whose output dimensions follow their operands' (elementwise, normalizations, softmax,
-// reductions, Gather(Elements), Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul; Pad,
-// Tile and Slice with constant amounts; Reshape, Expand, ConstantOfShape and Range whose shape
-// operand is a constant or a labelled shape value; of ONNX Runtime's fused operators, the
-// element-wise ones, SkipLayerNormalization and FusedMatMul). A label may be a product of
+// reductions, Gather(Elements), Flatten, Squeeze/Unsqueeze, Transpose, Concat, MatMul, Conv;
+// Pad, Tile and Slice with constant amounts; Reshape, Expand, ConstantOfShape and Range whose
+// shape operand is a constant or a labelled shape value; of ONNX Runtime's fused operators, the
+// element-wise ones, SkipLayerNormalization, FusedMatMul, FusedGemm and FusedConv). A label may be a product of
 // others and a fixed factor ("batch*seq", "4*N"). Where a rule cannot say (a reshape whose symbolic factors
 // fit its axes in no way or in several, a split along a symbolic dimension, a fixed dimension
 // meeting a dynamic one, an opaque operator without a rule) the analysis stops with
@@ -81,6 +81,11 @@ class DimLabels {
 
  private:
   int fresh(const std::string& name);
+  /// A sliding window's output dimension over symbolic input dimension `in`: `span` the
+  /// window's extent minus 1 (dilation * (K - 1)), `pads` the padding at both ends; `same`:
+  /// ONNX's auto_pad SAME_* (ceil(in / stride)). `in` where the size stays, else a label named
+  /// after that arithmetic, so that equal windows over one dimension give one label.
+  int window(int in, int64_t span, int64_t stride, int64_t pads, bool same = false);
   /// The label of a product of labels and a fixed factor ("batch*seq", "12*batch").
   int product(const std::vector<int>& labels, int64_t c = 1);
   std::optional<int64_t> fixed_value(int label) const;  ///< at the fixed shapes, if a product of input symbols
@@ -96,6 +101,7 @@ class DimLabels {
   void label_node(ir::NodeId n);
   void label_opaque(ir::NodeId n);
   void label_contrib(ir::NodeId n, const onnx::NodeProto& node, const std::vector<std::optional<ir::NodeId>>& input);
+  void label_conv(ir::NodeId n, const onnx::NodeProto& node, const std::vector<std::optional<ir::NodeId>>& input);
   void label_reshape(ir::NodeId n);
   std::vector<int64_t> constant_ints(ir::NodeId n, ir::NodeId c) const;  ///< n's integer constant input c, or stop
   /// A shape value leaf (ModelContext::shape_values), or null.

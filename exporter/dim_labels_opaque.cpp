@@ -488,6 +488,10 @@ void DimLabels::label_opaque(ir::NodeId n) {
     if (along) out[0][axis] = fresh("concat" + std::to_string(n) + "_" + std::to_string(axis));
     return;
   }
+  if (op == "Conv") {  // (an opaque one: 1-D or 3-D, say; a 2-D one is TASO's conv)
+    label_conv(n, node, input);
+    return;
+  }
   if (op == "MatMul") {
     in_labels(0);  // both present (else it stops)
     in_labels(1);
@@ -500,8 +504,9 @@ void DimLabels::label_opaque(ir::NodeId n) {
 
 // ONNX Runtime's fused operators that importer/shape_fallback.h types: the element-wise ones
 // and SkipLayerNormalization have their first input's dimensions, which the others (a bias, a
-// scale, a skip) must broadcast to; FusedMatMul follows MatMul with its transposes. The others
-// (FusedConv, FusedGemm, EmbedLayerNormalization) keep the fixed shapes.
+// scale, a skip) must broadcast to; FusedMatMul follows MatMul with its transposes, FusedGemm
+// Gemm (C broadcast onto the product), FusedConv Conv (label_conv). EmbedLayerNormalization
+// keeps the fixed shapes.
 void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
                               const std::vector<std::optional<ir::NodeId>>& input) {
   const std::string& op = node.op_type();
@@ -526,6 +531,25 @@ void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
     for (auto& p : out) p = x;  // SkipLayerNormalization: the output and the input + skip sum
     return;
   }
+  if (op == "FusedConv") {  // Conv, plus its input Z, then an activation
+    label_conv(n, node, input);
+    return;
+  }
+  if (op == "FusedGemm" && input.size() >= 2 && input[0] && input[1] && out.size() == 1 &&
+      g_.type(*input[0]).tensor.shape.size() == 2 && g_.type(*input[1]).tensor.shape.size() == 2) {
+    // Gemm, then an activation: [M, K] x [K, N] (either transposed), C broadcast onto it.
+    const Shape& os = g_.type(n).tensor.shape;
+    out[0] = matmul(n, *input[0], *input[1], 2, int_attr("transA") != 0, int_attr("transB") != 0);
+    if (input.size() > 2 && input[2]) {
+      const DimLabelList& c = of(*input[2]);
+      const Shape& cs = g_.type(*input[2]).tensor.shape;
+      if (cs.size() > 2) stop(n, "a C of rank above 2");
+      const size_t off = 2 - cs.size();
+      for (size_t d = 0; d < cs.size(); ++d)
+        out[0][d + off] = merge_dims(n, {{out[0][d + off], os[d + off]}, {c[d], cs[d]}});
+    }
+    return;
+  }
   if (op == "FusedMatMul" && input.size() == 2 && input[0] && input[1] && out.size() == 1 &&
       int_attr("transBatchA") == 0 && int_attr("transBatchB") == 0 && g_.type(*input[0]).tensor.shape.size() >= 2 &&
       g_.type(*input[1]).tensor.shape.size() >= 2) {
@@ -534,6 +558,53 @@ void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
     return;
   }
   stop(n, "an operator of domain 'com.microsoft' without a rule for symbolic dimensions");
+}
+
+// A convolution (ONNX's Conv, ONNX Runtime's FusedConv): X [N, C, D1...], W [M, C/group, K1...],
+// B [M], FusedConv's Z (added before the activation) of the output's shape. The batch passes;
+// the output channels are W's (fixed); a symbolic spatial dimension keeps its label where the
+// window keeps the size (stride 1, and padding dilation * (K - 1) or auto_pad SAME_*), else a
+// new one is derived. Symbolic input channels or weights stop; so does a Z whose labels are not
+// the output's.
+void DimLabels::label_conv(ir::NodeId n, const onnx::NodeProto& node,
+                           const std::vector<std::optional<ir::NodeId>>& input) {
+  auto& out = labels_[n];
+  if (out.size() != 1 || input.size() < 2 || !input[0] || !input[1]) stop(n, "a convolution without X and W");
+  const DimLabelList& x = of(*input[0]);
+  const Shape& ws = g_.type(*input[1]).tensor.shape;
+  if (x.size() < 3 || ws.size() != x.size() || out[0].size() != x.size()) stop(n, "a convolution of another rank");
+  if (dynamic(*input[1]) || (input.size() > 2 && input[2] && dynamic(*input[2])))
+    stop(n, "weights with symbolic dimensions");
+  if (x[1] != kStaticDim) stop(n, "symbolic input channels");
+  const size_t spatial = x.size() - 2;
+  auto ints = [&](std::string_view a, int64_t def, size_t count) {
+    std::vector<int64_t> v(count, def);
+    if (const onnx::AttributeProto* p = attribute(node, a)) {
+      if (static_cast<size_t>(p->ints_size()) != count) stop(n, "its " + std::string(a) + " of another length");
+      v.assign(p->ints().begin(), p->ints().end());
+    }
+    return v;
+  };
+  const std::vector<int64_t> strides = ints("strides", 1, spatial), dilations = ints("dilations", 1, spatial);
+  const std::vector<int64_t> pads = ints("pads", 0, 2 * spatial);
+  const onnx::AttributeProto* ap = attribute(node, "auto_pad");
+  const std::string auto_pad = ap ? ap->s() : "NOTSET";
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    stop(n, "auto_pad " + auto_pad);
+  out[0][0] = x[0];
+  out[0][1] = kStaticDim;
+  for (size_t d = 0; d < spatial; ++d) {
+    const int in = x[2 + d];
+    if (in == kStaticDim) {
+      out[0][2 + d] = kStaticDim;
+      continue;
+    }
+    const int64_t span = dilations[d] * (ws[2 + d] - 1);  // the window's extent minus 1
+    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    out[0][2 + d] = window(in, span, strides[d], auto_pad == "NOTSET" ? pads[d] + pads[spatial + d] : 0, same);
+  }
+  if (input.size() > 3 && input[3] && of(*input[3]) != out[0])
+    stop(n, "its summand Z has other symbolic dimensions than its output");
 }
 
 }  // namespace tensat

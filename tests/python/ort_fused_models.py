@@ -17,10 +17,11 @@ optimizer needs sympy, which the tests do not install). The test requires:
   - where the case says so, the rewrites happened (fewer MatMul / Conv nodes than before).
 With a symbolic batch and sequence, the transformer block keeps them
 (exporter/dim_labels_opaque.cpp has rules for the element-wise fused operators,
-SkipLayerNormalization and FusedMatMul with its transposes), declares its fused outputs as ONNX
-Runtime computes them and agrees with it at other sizes; the conv net (FusedConv has no such
-rule) and a SkipLayerNormalization with a fixed skip are written at the fixed shapes, and the
-report says so. A model with a fused operator the importer does not type (Attention) is
+SkipLayerNormalization, FusedMatMul with its transposes, FusedGemm and FusedConv), declares its
+fused outputs as ONNX Runtime computes them and agrees with it at other sizes; so do the conv
+nets with a symbolic batch, height and width. A SkipLayerNormalization with a fixed skip and a
+FusedConv whose summand has another window are written at the fixed shapes, and the report
+says so. A model with a fused operator the importer does not type (Attention) is
 refused with exit 2 and a message naming the node and the domain.
 
 usage: ort_fused_models.py ONNX_TENSAT [--filter SUBSTR]
@@ -237,12 +238,54 @@ def declared_types_match(src, dst, feeds, bindings=None):
     return bad, len(names)
 
 
-def with_symbolic(m, names):
-    """`m` with the first len(names) dimensions of its inputs and outputs symbolic."""
-    for v in list(m.graph.input) + list(m.graph.output):
-        for d, name in zip(v.type.tensor_type.shape.dim, names):
-            d.dim_param = name
+def with_symbolic(m, names, out_names=None):
+    """`m` with the first len(names) dimensions of its inputs symbolic (None: stays fixed), and
+    of its outputs those of `out_names` (default: `names`)."""
+    for vs, ns in ((m.graph.input, names), (m.graph.output, names if out_names is None else out_names)):
+        for v in vs:
+            for d, name in zip(v.type.tensor_type.shape.dim, ns):
+                if name is not None:
+                    d.dim_param = name
     return m
+
+
+def residual_conv_net():
+    """Convolutions over a symbolic height and width: a padded one with a ReLU (FusedConv,
+    keeps the size), two on one input for onnx-tensat to merge, then a strided FusedConv and a
+    plain strided Conv with the same window whose sum is pooled: their outputs must get one
+    label. A Gemm with a ReLU (FusedGemm) on the pooled features."""
+    nodes = [
+        helper.make_node("Conv", ["x", "c1"], ["a0"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a0"], ["a"]),
+        helper.make_node("Conv", ["a", "c2"], ["b"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["a", "c3"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["b", "c"], ["d"]),
+        helper.make_node("Conv", ["d", "c4"], ["e0"], strides=[2, 2]), helper.make_node("Relu", ["e0"], ["e"]),
+        helper.make_node("Conv", ["d", "c5"], ["f"], strides=[2, 2]),
+        helper.make_node("Add", ["e", "f"], ["g0"]), helper.make_node("Relu", ["g0"], ["g"]),
+        helper.make_node("GlobalAveragePool", ["g"], ["p"]), helper.make_node("Flatten", ["p"], ["q"]),
+        helper.make_node("Gemm", ["q", "m1", "bm1"], ["h0"]), helper.make_node("Relu", ["h0"], ["y"]),
+    ]
+    inits = [w("c1", 16, 8, 3, 3), w("c2", 16, 16, 3, 3), w("c3", 16, 16, 3, 3), w("c4", 16, 16, 2, 2),
+             w("c5", 16, 16, 2, 2), w("m1", 16, 10), w("bm1", 10)]
+    return model("residual_conv_net", nodes, [vi("x", [1, 8, 10, 10])], [vi("y", [1, 10])], inits)
+
+
+def fused_conv_sum(z_window):
+    """FusedConv (written directly) whose summand Z is a plain strided Conv of the same input
+    with the window `z_window` (kernel, pads); its own window is 2x2, stride 2, no padding. Two
+    convolutions of its output for onnx-tensat to merge, then pooled."""
+    k, pad = z_window
+    c = "com.microsoft"
+    nodes = [
+        helper.make_node("Conv", ["x", "c1"], ["z"], strides=[2, 2], pads=[pad] * 4),
+        helper.make_node("FusedConv", ["x", "c2", "b2", "z"], ["a"], domain=c, strides=[2, 2], activation="Relu"),
+        helper.make_node("Conv", ["a", "c3"], ["p"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["a", "c4"], ["q"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["p", "q"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["s"]), helper.make_node("Flatten", ["s"], ["y"]),
+    ]
+    inits = [w("c1", 16, 8, k, k), w("c2", 16, 8, 2, 2), w("b2", 16), w("c3", 16, 16, 3, 3), w("c4", 16, 16, 3, 3)]
+    return contrib_model(f"fused_conv_sum_{k}_{pad}", nodes, [vi("x", [1, 8, 10, 10])], [vi("y", [1, 16])], inits)
 
 
 def fixed_skip():
@@ -261,17 +304,31 @@ def symbolic_cases(tool, tmp, failures):
     """With symbolic dimensions: the transformer block (batch and sequence symbolic; ONNX
     Runtime writes a FusedMatMul with a transposed operand, SkipLayerNormalization, BiasGelu)
     keeps them, declares its fused outputs' dimensions as ONNX Runtime computes them, and agrees
-    with it at other sizes; the conv net (FusedConv has no rule) and a SkipLayerNormalization
-    whose fixed skip meets the symbolic sequence are written at the fixed shapes, naming the node."""
-    # (name, builder, symbolic dimensions, --input-shape, kept, else the operator the reason names)
-    cases = (("transformer_block", transformer_block, ["batch", "seq"], "x:2x16x32", True, None),
-             ("conv_net", conv_net, ["batch"], "x:1x8x10x10", False, "FusedConv"),
-             ("fixed_skip", fixed_skip, ["batch", "seq"], "x:2x6x8", False, "SkipLayerNormalization"))
-    for name, build, names, shape, keep, stopper in cases:
+    with it at other sizes. So do the conv nets (FusedConv, FusedGemm) with a symbolic batch, or
+    batch, height and width (a strided FusedConv and a strided Conv with the same window get one
+    label; a FusedConv's summand Z with the same window too). A SkipLayerNormalization whose
+    fixed skip meets the symbolic sequence, and a FusedConv whose Z has another window (its
+    size differs at odd heights), are written at the fixed shapes, naming the node."""
+    hw = ["batch", None, "h", "w"]
+    # (name, builder, symbolic input dimensions (None: fixed), of the output, ONNX Runtime's
+    # optimization, --input-shape, kept, else the operator the reason names)
+    cases = (("transformer_block", transformer_block, ["batch", "seq"], None, "extended", "x:2x16x32", True, None),
+             ("conv_net", conv_net, ["batch"], None, "extended", "x:1x8x10x10", True, None),
+             ("residual_conv_net", residual_conv_net, hw, ["batch"], "extended", "x:1x8x10x10", True, None),
+             ("fused_conv_sum", lambda: fused_conv_sum((2, 0)), hw, ["batch"], None, "x:1x8x10x10", True, None),
+             ("fused_conv_other_sum", lambda: fused_conv_sum((3, 1)), hw, ["batch"], None, "x:1x8x10x10", False,
+              "FusedConv"),
+             ("fixed_skip", fixed_skip, ["batch", "seq"], None, "extended", "x:2x6x8", False,
+              "SkipLayerNormalization"))
+    for name, build, names, out_names, how, shape, keep, stopper in cases:
         src = os.path.join(tmp, name + ".sym.onnx")
         dst = os.path.join(tmp, name + ".sym.opt.onnx")
         rep = os.path.join(tmp, name + ".sym.json")
-        saved = ort_optimized(with_symbolic(build(), names), "extended", src)
+        saved = ort_optimized(with_symbolic(build(), names, out_names), how, src)
+        fused = collections.Counter(n.op_type for n in saved.graph.node if n.domain == "com.microsoft")
+        if "conv" in name and not fused["FusedConv"]:
+            failures.append(f"{name} (symbolic): no FusedConv in the saved model ({dict(fused)})")
+            continue
         if name == "transformer_block":
             fused = {n.op_type: n for n in saved.graph.node if n.domain == "com.microsoft"}
             trans = fused.get("FusedMatMul") and any(a.name in ("transA", "transB") and a.i for a in
@@ -291,8 +348,10 @@ def symbolic_cases(tool, tmp, failures):
             failures.append(f"{name} (symbolic): expected the fixed shapes at its {stopper}: {sym}")
         dims = [int(d) for d in shape.split(":")[1].split("x")]
         sizes = [dims]
-        if sym.get("kept"):
-            sizes.append([d + 1 if k < len(names) else d for k, d in enumerate(dims)])
+        if sym.get("kept"):  # (odd and even heights: a strided window rounds them differently)
+            sizes.append([d + 1 if k < len(names) and names[k] else d for k, d in enumerate(dims)])
+            if "conv" in name:
+                sizes.append([d + 2 * k + 2 if k < len(names) and names[k] else d for k, d in enumerate(dims)])
         for size in sizes:
             x = np.random.default_rng(size[0]).standard_normal(size).astype(np.float32)
             err = tl.compare_models(src, dst, {"x": x})
