@@ -90,6 +90,28 @@ def cnn(path, flatten=True):
     save(nodes, [x], [y], inits, path)
 
 
+def conv1d(path):
+    """1-D convolutions (opaque) over a symbolic length L: one that keeps it, then two strided
+    ones with the same window whose sum needs them to have one length; two projections of the
+    result for onnx-tensat to merge."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "L"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "M", 6])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c0"], pads=[1, 1]),
+        helper.make_node("Relu", ["c0"], ["c"]),
+        helper.make_node("Conv", ["c", "w2"], ["d"], strides=[2]),
+        helper.make_node("Conv", ["c", "w3"], ["e"], strides=[2]),
+        helper.make_node("Add", ["d", "e"], ["f"]),
+        helper.make_node("Transpose", ["f"], ["t"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["t", "m1"], ["p"]),
+        helper.make_node("MatMul", ["t", "m2"], ["q"]),
+        helper.make_node("Add", ["p", "q"], ["y"]),
+    ]
+    inits = [weight("w1", 8, 4, 3), weight("b1", 8), weight("w2", 8, 8, 4), weight("w3", 8, 8, 4),
+             weight("m1", 8, 6), weight("m2", 8, 6)]
+    save(nodes, [x], [y], inits, path)
+
+
 def attention_like(path):
     """x[N, S, 16] @ w -> Softmax(-1) -> ReduceMean over the features, keepdims 0 -> [N, S]."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
@@ -410,6 +432,18 @@ def main():
         assert sym["kept"] == ["x: N", "x: S"] and sym["checked_at"] == "x:5x11x16", sym
         assert declared(path("att.out.onnx"), "output") == {"y": ["N", "S"], "z": ["N", "S", 16]}
         equal_at(path("att.onnx"), path("att.out.onnx"), [{"x": [n, s, 16]} for n, s in ((2, 5), (1, 1), (3, 9))])
+        checks += 1
+
+        # 2b. Kept: batch and length through opaque 1-D convolutions; the strided ones' length is
+        # a label of its own, the same for both (their sum is added).
+        conv1d(path("c1d.onnx"))
+        r, _ = run(a.tool, path("c1d.onnx"), path("c1d.out.onnx"), {"x": [2, 4, 12]})
+        assert not r["kept_original"]
+        sym = r["symbolic_dims"]
+        assert sym["kept"] == ["x: N", "x: L"] and sym["checked_at"] == "x:5x4x25", sym
+        assert declared(path("c1d.out.onnx")) == {"x": ["N", 4, "L"]}
+        equal_at(path("c1d.onnx"), path("c1d.out.onnx"),
+                 [{"x": [n, 4, length]} for n, length in ((2, 12), (1, 9), (3, 17), (1, 4), (2, 30))])
         checks += 1
 
         # 3. A constant computed from the batch: written as its computation (ModelContext::
