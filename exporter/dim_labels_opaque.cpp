@@ -22,7 +22,8 @@ const std::set<std::string_view>& same_shape_ops() {
       "HardSwish", "Hardmax", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LayerNormalization",
       "LeakyRelu", "Log", "LogSoftmax", "LpNormalization", "Mish", "Neg", "Not", "QuantizeLinear", "Reciprocal",
       "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign",
-      "Sqrt", "Tan", "Tanh", "ThresholdedRelu"};
+      "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+      "SimplifiedLayerNormalization"};  // (ONNX Runtime's, in the ONNX domain: an RMS normalization)
   return s;
 }
 
@@ -516,7 +517,8 @@ void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
     return p ? p->i() : 0;
   };
   if (!input.empty() && input[0] &&
-      (op == "Gelu" || op == "QuickGelu" || op == "FastGelu" || op == "BiasGelu" || op == "SkipLayerNormalization")) {
+      (op == "Gelu" || op == "QuickGelu" || op == "FastGelu" || op == "BiasGelu" || op == "SkipLayerNormalization" ||
+       op == "SkipSimplifiedLayerNormalization")) {
     // The other inputs (a bias, a skip, a scale) broadcast against the first, as an Add's
     // operands would: a fixed dimension other than 1 meeting a symbolic one stops.
     const Shape& xs = g_.type(*input[0]).tensor.shape;

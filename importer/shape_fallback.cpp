@@ -405,9 +405,10 @@ std::optional<std::vector<StaticType>> contrib_output_types(
   if (op == "FusedConv" && in.size() >= 2) return one(fused_conv_dims(n, in[0].dims, in[1].dims));
   if (op == "FusedMatMul" && in.size() == 2) return one(fused_matmul_dims(n, in[0].dims, in[1].dims));
   if (op == "FusedGemm" && in.size() >= 2) return one(fused_gemm_dims(n, in[0].dims, in[1].dims));
-  if (op == "SkipLayerNormalization") {
+  if (op == "SkipLayerNormalization" || op == "SkipSimplifiedLayerNormalization") {
     // Outputs: the normalized sum and, optionally, the mean, the inverse standard deviation
     // (training only; not covered) and the sum input + skip + bias, both of the input's shape.
+    // (SkipSimplifiedLayerNormalization: the same without beta, an RMS normalization.)
     if (present(1) || present(2) || n.output_size() > 4) return std::nullopt;
     return std::vector<StaticType>(static_cast<size_t>(n.output_size()), in[0]);
   }
@@ -439,6 +440,13 @@ std::optional<std::vector<StaticType>> output_types(
   };
   if (op == "Einsum") return one(einsum_dims(string_attribute(n, "equation"), in));
   if (op == "Gelu" || op == "Mish") return std::vector<StaticType>{in[0]};
+  if (op == "SimplifiedLayerNormalization") {
+    // ONNX Runtime's RMS normalization (its graph optimizations write it in the ONNX domain):
+    // X's type; the optional inv_std_var output (training) is not covered.
+    for (int k = 1; k < n.output_size(); ++k)
+      if (!n.output(k).empty()) return std::nullopt;
+    return std::vector<StaticType>(static_cast<size_t>(n.output_size()), in[0]);
+  }
   if (op == "Pad" && given(1)) {
     auto pads = int_values(constant(n, 1));
     std::optional<std::vector<int64_t>> axes;
@@ -484,8 +492,8 @@ std::optional<std::vector<StaticType>> output_types(
 
 std::string contrib_ops_typed() {
   return "FusedConv, FusedGemm, FusedMatMul (operands of rank 2 or more, without transBatchA/B), Gelu, FastGelu, "
-         "BiasGelu, QuickGelu, SkipLayerNormalization (without its mean and inv_std_var outputs) and "
-         "EmbedLayerNormalization";
+         "BiasGelu, QuickGelu, SkipLayerNormalization and SkipSimplifiedLayerNormalization (without their mean and "
+         "inv_std_var outputs) and EmbedLayerNormalization";
 }
 
 std::vector<int> nodes_hidden_from_libonnx(const onnx::ModelProto& m) {

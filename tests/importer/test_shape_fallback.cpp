@@ -268,6 +268,15 @@ TEST(ShapeFallback, ContribElementwiseAndSkipLayerNormalization) {
             (std::vector<int64_t>{2, 7, 16}));
   // Asked for the mean (training): not covered, so neither output is typed.
   EXPECT_FALSE(typed(contrib(in, "y, mean = com.microsoft.SkipLayerNormalization (x, s, g, b)", "y, mean"), "y"));
+  // The RMS normalizations: SkipSimplifiedLayerNormalization (no beta) as SkipLayerNormalization;
+  // SimplifiedLayerNormalization, which ONNX Runtime writes in the ONNX domain, X's type, not
+  // with its inv_std_var output (training).
+  EXPECT_EQ(typed(contrib(in, "y, , , sum = com.microsoft.SkipSimplifiedLayerNormalization (x, s, g)", "y, sum"),
+                  "sum"),
+            (std::vector<int64_t>{2, 7, 16}));
+  EXPECT_EQ(typed(contrib(in, "y = SimplifiedLayerNormalization <axis = -1, epsilon = 1e-6> (x, g)"), "y"),
+            (std::vector<int64_t>{2, 7, 16}));
+  EXPECT_FALSE(typed(contrib(in, "y, r = SimplifiedLayerNormalization (x, g)", "y, r"), "y"));
   // EmbedLayerNormalization: [B, S, H] from the ids and the word embedding (input 2, also
   // with the optional segment ids left out), int32 mask_index [B], the sum [B, S, H].
   const std::string emb = "int32[2,7] ids, float[50,16] word, float[7,16] pos, float[16] g, float[16] b";

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Models that ONNX Runtime's graph optimizations already went over: its fused operators
 (domain com.microsoft: FusedConv, FusedGemm, FusedMatMul, Gelu, BiasGelu, FastGelu, QuickGelu,
-SkipLayerNormalization, EmbedLayerNormalization) import as opaque nodes with types
+SkipLayerNormalization, EmbedLayerNormalization; SimplifiedLayerNormalization, which it writes
+in the ONNX domain) import as opaque nodes with types
 (importer/shape_fallback.h), and what is around them is still optimized.
 
 Each model is built with onnx.helper, then optimized by ONNX Runtime at its "extended" level
@@ -128,6 +129,21 @@ def conv_net():
     return model("conv_net", nodes, [vi("x", [1, 8, 10, 10])], [vi("y", [1, 10])], inits)
 
 
+def rms_block():
+    """An RMS normalization as Llama's is exported (x / sqrt(mean(x^2) + eps) * g: ONNX Runtime
+    makes it SimplifiedLayerNormalization, which it writes in the ONNX domain), then two
+    projections of it for onnx-tensat to merge."""
+    S, D = 6, 16
+    nodes = [helper.make_node("Pow", ["x", "two"], ["p"]), helper.make_node("ReduceMean", ["p"], ["m"], axes=[-1]),
+             helper.make_node("Add", ["m", "eps"], ["a"]), helper.make_node("Sqrt", ["a"], ["s"]),
+             helper.make_node("Div", ["x", "s"], ["d"]), helper.make_node("Mul", ["d", "g"], ["n"]),
+             helper.make_node("MatMul", ["n", "w1"], ["q"]), helper.make_node("MatMul", ["n", "w2"], ["k"]),
+             helper.make_node("Add", ["q", "k"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+             numpy_helper.from_array(np.array(1e-6, np.float32), "eps"), w("g", D), w("w1", D, D), w("w2", D, D)]
+    return model("rms_block", nodes, [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
+
+
 def written_fused():
     """ONNX Runtime's fused operators written directly (BiasGelu, FastGelu, QuickGelu,
     SkipLayerNormalization with its sum output), around two projections of one input for
@@ -182,6 +198,7 @@ CASES = {
     "transformer_block": (transformer_block, "extended", {"FusedMatMul", "SkipLayerNormalization", "Gelu"},
                           {"MatMul"}),
     "conv_net": (conv_net, "extended", {"FusedConv", "FusedGemm", "Gelu"}, {"Conv"}),
+    "rms_block": (rms_block, "extended", {"SimplifiedLayerNormalization"}, {"MatMul"}),
     "written_fused": (written_fused, None, {"BiasGelu", "FastGelu", "QuickGelu", "SkipLayerNormalization"},
                       {"MatMul"}),
     "embedding_block": (embedding_block, None, {"EmbedLayerNormalization"}, {"MatMul"}),
@@ -207,6 +224,19 @@ def counts(m):
     return collections.Counter((n.domain or "") + ":" + n.op_type for n in m.graph.node)
 
 
+# ONNX Runtime's operators that it writes in the ONNX domain.
+ORT_OPS_IN_ONNX_DOMAIN = {"SimplifiedLayerNormalization"}
+
+
+def ort_key(op):
+    """counts()'s key of one of ONNX Runtime's operators."""
+    return (":" if op in ORT_OPS_IN_ONNX_DOMAIN else "com.microsoft:") + op
+
+
+def ort_op(n):
+    return n.domain == "com.microsoft" or (n.domain in ("", "ai.onnx") and n.op_type in ORT_OPS_IN_ONNX_DOMAIN)
+
+
 def declared_types_match(src, dst, feeds, bindings=None):
     """Every output of a com.microsoft node of the written model `dst` has the type the importer
     gave it (its value_info, or the graph output) equal to what ONNX Runtime computes for it in
@@ -216,7 +246,7 @@ def declared_types_match(src, dst, feeds, bindings=None):
     Returns the mismatches and how many outputs were compared."""
     out = onnx.load(dst)
     declared = {v.name: v.type.tensor_type for v in list(out.graph.value_info) + list(out.graph.output)}
-    names = [o for n in out.graph.node if n.domain == "com.microsoft" for o in n.output if o]
+    names = [o for n in out.graph.node if ort_op(n) for o in n.output if o]
     probe = onnx.load(src)
     present = {o.name for o in probe.graph.output}
     for name in names:
@@ -314,6 +344,7 @@ def symbolic_cases(tool, tmp, failures):
     # optimization, --input-shape, kept, else the operator the reason names)
     cases = (("transformer_block", transformer_block, ["batch", "seq"], None, "extended", "x:2x16x32", True, None),
              ("conv_net", conv_net, ["batch"], None, "extended", "x:1x8x10x10", True, None),
+             ("rms_block", rms_block, ["batch", "seq"], None, "extended", "x:2x6x16", True, None),
              ("residual_conv_net", residual_conv_net, hw, ["batch"], "extended", "x:1x8x10x10", True, None),
              ("fused_conv_sum", lambda: fused_conv_sum((2, 0)), hw, ["batch"], None, "x:1x8x10x10", True, None),
              ("fused_conv_other_sum", lambda: fused_conv_sum((3, 1)), hw, ["batch"], None, "x:1x8x10x10", False,
@@ -378,7 +409,7 @@ def main():
             rep = os.path.join(tmp, name + ".json")
             saved = ort_optimized(build(), how, src)
             before = counts(saved)
-            missing = {op for op in contrib if before["com.microsoft:" + op] == 0}
+            missing = {op for op in contrib if before[ort_key(op)] == 0}
             if missing:
                 failures.append(f"{name}: ONNX Runtime {ort.__version__} wrote no {sorted(missing)} "
                                 f"(its operators: {dict(before)})")
@@ -396,9 +427,9 @@ def main():
                 if after[":" + op] >= before[":" + op]:
                     failures.append(f"{name}: {op} not rewritten ({before[':' + op]} -> {after[':' + op]})")
             for op in contrib:
-                if after["com.microsoft:" + op] != before["com.microsoft:" + op]:
-                    failures.append(f"{name}: com.microsoft:{op} {before['com.microsoft:' + op]} -> "
-                                    f"{after['com.microsoft:' + op]} (opaque nodes are kept as written)")
+                if after[ort_key(op)] != before[ort_key(op)]:
+                    failures.append(f"{name}: {ort_key(op)} {before[ort_key(op)]} -> "
+                                    f"{after[ort_key(op)]} (opaque nodes are kept as written)")
             sess = tl.session(src)
             for seed in (0, 1):
                 feeds = tl.random_inputs(sess, seed=seed)
