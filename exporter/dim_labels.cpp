@@ -56,6 +56,7 @@ void DimLabels::find_symbol_values() {
 DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightStore& weights)
     : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
   find_symbol_values();
+  register_inputs();
   labels_.resize(g.size());
   // Children come before their parents (ir::Graph is built bottom-up).
   for (ir::NodeId n = 0; n < g.size(); ++n) label_node(n);
@@ -66,6 +67,7 @@ DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightSt
                      const std::vector<ir::NodeId>& roots)
     : g_(g), ctx_(ctx), weights_(weights), inputs_(symbolic_input_dims(ctx)) {
   find_symbol_values();
+  register_inputs();
   labels_.resize(g.size());
   std::vector<bool> below(g.size(), false);
   std::vector<ir::NodeId> stack(roots.begin(), roots.end());
@@ -80,6 +82,12 @@ DimLabels::DimLabels(const ir::Graph& g, const ModelContext& ctx, const WeightSt
     if (below[n]) label_node(n);
 }
 
+// The inputs' symbols first: a derived label (derived()) never takes one's name.
+void DimLabels::register_inputs() {
+  for (const auto& [input, axes] : inputs_)
+    for (const auto& [axis, symbol] : axes) fresh(symbol);
+}
+
 int DimLabels::fresh(const std::string& name) {
   auto [it, added] = by_name_.emplace(name, static_cast<int>(names_.size()));
   if (added) {
@@ -90,12 +98,24 @@ int DimLabels::fresh(const std::string& name) {
   return it->second;
 }
 
+int DimLabels::derived(int in, const std::string& how) {
+  // One label per (in, how): the same computation on the same label is the same dimension. Its
+  // name is never another label's (an input may call a dimension anything, and "2*H_w1s2p2"
+  // may be a window over the product 2*H or twice a window over H): a suffix where taken.
+  const auto key = std::make_pair(in, how);
+  if (auto it = derived_.find(key); it != derived_.end()) return it->second;
+  std::string nm = (in == kStaticDim ? std::string() : name(in)) + how;
+  while (by_name_.count(nm)) nm += "'";
+  const int id = fresh(nm);
+  derived_.emplace(key, id);
+  return id;
+}
+
 int DimLabels::window(int in, int64_t span, int64_t stride, int64_t pads, bool same) {
   if (stride == 1 && (same || pads == span)) return in;
   // floor((in + pads - span - 1) / stride) + 1, or ceil(in / stride): a function of in alone.
-  return fresh(name(in) + (same ? "_same_s" + std::to_string(stride)
-                                : "_w" + std::to_string(span) + "s" + std::to_string(stride) + "p" +
-                                      std::to_string(pads)));
+  return derived(in, same ? "_same_s" + std::to_string(stride)
+                          : "_w" + std::to_string(span) + "s" + std::to_string(stride) + "p" + std::to_string(pads));
 }
 
 int DimLabels::product(const std::vector<int>& labels, int64_t c) {
@@ -363,7 +383,7 @@ void DimLabels::label_node(ir::NodeId n) {
       for (size_t d = 0; d < a.size(); ++d) {
         if (d == axis) {
           if (a[d] != kStaticDim || b[d] != kStaticDim)
-            out[0][d] = fresh("concat" + std::to_string(n) + "_" + std::to_string(d));
+            out[0][d] = derived(kStaticDim, "concat" + std::to_string(n) + "_" + std::to_string(d));
         } else if (a[d] != b[d]) {
           stop(n, "its operands' symbolic dimensions differ off the concatenated axis");
         } else {

@@ -80,11 +80,17 @@ class DimLabels {
   int64_t const_factor(int label) const;
 
  private:
+  /// The label of that name (an input's symbol, a factor of a shape value); a new one if none.
   int fresh(const std::string& name);
+  void register_inputs();
+  /// The label of a dimension computed from label `in` (kStaticDim: from nothing) as `how`
+  /// says ("+2", a window's arithmetic, a node's own "concat12_1"): one per (in, how), named
+  /// name(in) + how, with a suffix where another label has that name.
+  int derived(int in, const std::string& how);
   /// A sliding window's output dimension over symbolic input dimension `in`: `span` the
   /// window's extent minus 1 (dilation * (K - 1)), `pads` the padding at both ends; `same`:
-  /// ONNX's auto_pad SAME_* (ceil(in / stride)). `in` where the size stays, else a label named
-  /// after that arithmetic, so that equal windows over one dimension give one label.
+  /// ONNX's auto_pad SAME_* (ceil(in / stride)). `in` where the size stays, else derived() by
+  /// the arithmetic, so that equal windows over one dimension give one label.
   int window(int in, int64_t span, int64_t stride, int64_t pads, bool same = false);
   /// The label of a product of labels and a fixed factor ("batch*seq", "12*batch").
   int product(const std::vector<int>& labels, int64_t c = 1);
@@ -126,6 +132,7 @@ class DimLabels {
   std::vector<std::vector<int>> factors_;        // label -> the labels it is the product of
   std::vector<int64_t> consts_;                  // label -> its fixed factor
   std::map<std::string, int64_t> symbol_fixed_;  // input symbol -> its fixed value
+  std::map<std::pair<int, std::string>, int> derived_;  // derived()'s labels
 };
 
 }  // namespace tensat

@@ -283,7 +283,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
     const DimLabelList& x = in_labels(0);
     for (auto& p : out)
       for (size_t d = 0; d < x.size() && d < p.size(); ++d)
-        p[d] = d < 2 || x[d] == kStaticDim ? x[d] : fresh(name(x[d]) + "_" + op + std::to_string(n));
+        p[d] = d < 2 || x[d] == kStaticDim ? x[d] : derived(x[d], "_" + op + std::to_string(n));
     return;
   }
   if (out.size() != 1) stop(n, "a multi-output operator without a rule for symbolic dimensions");
@@ -423,7 +423,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
       const int64_t total = pads[k] + pads[k + axes.size()];
       const size_t d = axes[k];
       if (x[d] != kStaticDim && total != 0)
-        out[0][d] = fresh(name(x[d]) + (total > 0 ? "+" : "") + std::to_string(total));
+        out[0][d] = derived(x[d], (total > 0 ? "+" : "") + std::to_string(total));
     }
     return;
   }
@@ -486,7 +486,7 @@ void DimLabels::label_opaque(ir::NodeId n) {
       }
       out[0][d] = d == axis ? kStaticDim : label;
     }
-    if (along) out[0][axis] = fresh("concat" + std::to_string(n) + "_" + std::to_string(axis));
+    if (along) out[0][axis] = derived(kStaticDim, "concat" + std::to_string(n) + "_" + std::to_string(axis));
     return;
   }
   if (op == "Conv") {  // (an opaque one: 1-D or 3-D, say; a 2-D one is TASO's conv)

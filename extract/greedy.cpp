@@ -191,7 +191,7 @@ Choice greedy_dag_choice(const ExtractGraph& g, const GraphIndex& index, const s
       waiting[n] = static_cast<uint32_t>(index.kids(n).size());
       if (waiting[n] == 0) offer_settled(n);
     }
-    // (`stop` every 16 classes: settling one unites the sets of all its parents' nodes.)
+    // (`stop` every 16 settled classes: settling one unites the sets of its parents' nodes.)
     for (uint32_t tick = 0; !pending.empty() && !capped;) {
       if (stop && (tick++ & 15) == 0 && stop->load(std::memory_order_relaxed)) return {};
       const auto [total, c] = pending.top();

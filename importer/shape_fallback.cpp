@@ -442,9 +442,11 @@ std::optional<std::vector<StaticType>> output_types(
   if (op == "Gelu" || op == "Mish") return std::vector<StaticType>{in[0]};
   if (op == "SimplifiedLayerNormalization") {
     // ONNX Runtime's RMS normalization (its graph optimizations write it in the ONNX domain):
-    // X's type; the optional inv_std_var output (training) is not covered.
+    // X's shape, the scale's element type (its schema's; not covered where X's differs); the
+    // optional inv_std_var output (training) is not covered.
     for (int k = 1; k < n.output_size(); ++k)
       if (!n.output(k).empty()) return std::nullopt;
+    if (in.size() < 2 || in[1].elem != in[0].elem) return std::nullopt;
     return std::vector<StaticType>(static_cast<size_t>(n.output_size()), in[0]);
   }
   if (op == "Pad" && given(1)) {
