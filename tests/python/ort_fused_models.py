@@ -109,16 +109,23 @@ def transformer_block():
     return model("transformer_block", nodes, [vi("x", [2, S, D])], [vi("y", [2, S, D])], inits)
 
 
-def conv_net():
-    """Convolutions with a ReLU (ONNX Runtime makes them FusedConv) and, on the same input,
-    two without an activation whose sum onnx-tensat can rewrite; a Gemm with a ReLU
-    (FusedGemm) and a GELU head."""
-    nodes = [
+def conv_stem():
+    """x -> a padded Conv with a ReLU (FusedConv) -> two Convs of it added (onnx-tensat merges
+    them: d) -> a strided Conv with a ReLU (e); weights c1-c3, and c4 (stride 2, 2x2)."""
+    return [
         helper.make_node("Conv", ["x", "c1"], ["a0"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a0"], ["a"]),
         helper.make_node("Conv", ["a", "c2"], ["b"], pads=[1, 1, 1, 1]),
         helper.make_node("Conv", ["a", "c3"], ["c"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["b", "c"], ["d"]),
         helper.make_node("Conv", ["d", "c4"], ["e0"], strides=[2, 2]), helper.make_node("Relu", ["e0"], ["e"]),
+    ]
+
+
+def conv_net():
+    """Convolutions with a ReLU (ONNX Runtime makes them FusedConv) and, on the same input,
+    two without an activation whose sum onnx-tensat can rewrite; a Gemm with a ReLU
+    (FusedGemm) and a GELU head."""
+    nodes = conv_stem() + [
         helper.make_node("Flatten", ["e"], ["f"]), helper.make_node("Gemm", ["f", "m1", "bm1"], ["h0"]),
         helper.make_node("Relu", ["h0"], ["h"]), helper.make_node("MatMul", ["h", "m2"], ["g0"]),
     ]
@@ -284,12 +291,7 @@ def residual_conv_net():
     keeps the size), two on one input for onnx-tensat to merge, then a strided FusedConv and a
     plain strided Conv with the same window whose sum is pooled: their outputs must get one
     label. A Gemm with a ReLU (FusedGemm) on the pooled features."""
-    nodes = [
-        helper.make_node("Conv", ["x", "c1"], ["a0"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a0"], ["a"]),
-        helper.make_node("Conv", ["a", "c2"], ["b"], pads=[1, 1, 1, 1]),
-        helper.make_node("Conv", ["a", "c3"], ["c"], pads=[1, 1, 1, 1]),
-        helper.make_node("Add", ["b", "c"], ["d"]),
-        helper.make_node("Conv", ["d", "c4"], ["e0"], strides=[2, 2]), helper.make_node("Relu", ["e0"], ["e"]),
+    nodes = conv_stem() + [
         helper.make_node("Conv", ["d", "c5"], ["f"], strides=[2, 2]),
         helper.make_node("Add", ["e", "f"], ["g0"]), helper.make_node("Relu", ["g0"], ["g"]),
         helper.make_node("GlobalAveragePool", ["g"], ["p"]), helper.make_node("Flatten", ["p"], ["q"]),
