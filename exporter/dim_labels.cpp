@@ -19,15 +19,26 @@ bool symbolic(const onnx::TensorShapeProto::Dimension& d) { return !d.has_dim_va
 
 std::map<std::string, std::map<size_t, std::string>> symbolic_input_dims(const ModelContext& ctx) {
   std::map<std::string, std::map<size_t, std::string>> out;
+  // A dimension without a name gets INPUT_dimAXIS, never a name another input declares (one
+  // name is one size: x [?, 16] beside y ["x_dim0", 16] would tie y's batch to x's).
+  std::set<std::string> taken;
+  auto named = [](const onnx::TensorShapeProto::Dimension& d) { return d.has_dim_param() && !d.dim_param().empty(); };
+  for (const auto& in : ctx.declared_inputs)
+    if (in.type().has_tensor_type() && in.type().tensor_type().has_shape())
+      for (const auto& d : in.type().tensor_type().shape().dim())
+        if (symbolic(d) && named(d)) taken.insert(d.dim_param());
   for (const auto& in : ctx.declared_inputs) {
     if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
     const auto& shape = in.type().tensor_type().shape();
-    for (int d = 0; d < shape.dim_size(); ++d)
-      if (symbolic(shape.dim(d)))
-        out[in.name()][static_cast<size_t>(d)] =
-            shape.dim(d).has_dim_param() && !shape.dim(d).dim_param().empty()
-                ? shape.dim(d).dim_param()
-                : in.name() + "_dim" + std::to_string(d);
+    for (int d = 0; d < shape.dim_size(); ++d) {
+      if (!symbolic(shape.dim(d))) continue;
+      std::string nm = named(shape.dim(d)) ? shape.dim(d).dim_param() : in.name() + "_dim" + std::to_string(d);
+      if (!named(shape.dim(d))) {
+        while (taken.count(nm)) nm += "'";
+        taken.insert(nm);
+      }
+      out[in.name()][static_cast<size_t>(d)] = nm;
+    }
   }
   return out;
 }

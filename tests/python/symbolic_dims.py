@@ -130,6 +130,21 @@ def window_names(path):
     save(nodes, [x], [y], inits, path)
 
 
+def unnamed_beside_named(path):
+    """x [?, 16] (an unnamed dimension, which the tool calls x_dim0) beside y ["x_dim0", 16]: two
+    sizes, though the made-up name is y's symbol (a review's model). y's shape is read at run
+    time (ConstantOfShape(Shape(y))); x's products are merged."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["x_dim0", 16])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, 16]) for n in ("ra", "rb", "o2")]
+    one = numpy_helper.from_array(np.array([1.0], np.float32))
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("MatMul", ["x", "w2"], ["b"]),
+             helper.make_node("Relu", ["a"], ["ra"]), helper.make_node("Relu", ["b"], ["rb"]),
+             helper.make_node("Shape", ["y"], ["sy"]), helper.make_node("ConstantOfShape", ["sy"], ["ones"], value=one),
+             helper.make_node("Add", ["y", "ones"], ["o2"])]
+    save(nodes, [x, y], outs, [weight("w1", 16, 16), weight("w2", 16, 16)], path)
+
+
 def attention_like(path):
     """x[N, S, 16] @ w -> Softmax(-1) -> ReduceMean over the features, keepdims 0 -> [N, S]."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", 16])
@@ -472,6 +487,15 @@ def main():
         assert not r["kept_original"]
         if r["symbolic_dims"]["kept"]:
             equal_at(path("wn.onnx"), path("wn.out.onnx"), [{"x": [n, 4, h, 8]} for n, h in ((1, 11), (2, 10), (1, 12))])
+        checks += 1
+
+        # 2d. An unnamed dimension's made-up name is never another input's symbol: x's and y's
+        # first dimensions stay two sizes.
+        unnamed_beside_named(path("ub.onnx"))
+        r, _ = run(a.tool, path("ub.onnx"), path("ub.out.onnx"), {"x": [3, 16], "y": [3, 16]})
+        assert not r["kept_original"]
+        assert sorted(r["symbolic_dims"]["kept"]) == ["x: x_dim0'", "y: x_dim0"], r["symbolic_dims"]
+        equal_at(path("ub.onnx"), path("ub.out.onnx"), [{"x": [n, 16], "y": [m, 16]} for n, m in ((3, 3), (3, 5), (6, 2))])
         checks += 1
 
         # 3. A constant computed from the batch: written as its computation (ModelContext::
