@@ -238,6 +238,16 @@ int DimLabels::merge_dims(ir::NodeId n, const std::vector<std::pair<int, int64_t
   return label;
 }
 
+// `out` (of shape os) with `bias` broadcast onto its trailing dimensions, as an Add's operand.
+DimLabelList DimLabels::with_bias(ir::NodeId n, DimLabelList out, const Shape& os, ir::NodeId bias) const {
+  const DimLabelList& b = of(bias);
+  const Shape& bs = g_.type(bias).tensor.shape;
+  if (b.size() > out.size()) stop(n, "a bias of higher rank than the product");
+  const size_t off = out.size() - b.size();
+  for (size_t d = 0; d < b.size(); ++d) out[d + off] = merge_dims(n, {{out[d + off], os[d + off]}, {b[d], bs[d]}});
+  return out;
+}
+
 // [.., M, K] x [.., K, N]: the batch dimensions broadcast, M and N follow their operands, and
 // K must be the same (fixed, or one symbol) in both.
 DimLabelList DimLabels::matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank, bool trans_a,
@@ -343,15 +353,8 @@ void DimLabels::label_node(ir::NodeId n) {
       return;
     case Op::Matmul: {
       out[0] = matmul(n, nd.children[1], nd.children[2], t.tensor.shape.size());
-      const size_t rank = t.tensor.shape.size();
-      if (nd.children.size() > 3 && g_.type(nd.children[3]).kind == Kind::Tensor) {
-        // The bias broadcasts onto the product.
-        const DimLabelList& bias = kid(3);
-        const Shape& bs = g_.type(nd.children[3]).tensor.shape;
-        const size_t off = rank - bias.size();
-        for (size_t d = 0; d < bias.size(); ++d)
-          out[0][d + off] = merge_dims(n, {{out[0][d + off], t.tensor.shape[d + off]}, {bias[d], bs[d]}});
-      }
+      if (nd.children.size() > 3 && g_.type(nd.children[3]).kind == Kind::Tensor)
+        out[0] = with_bias(n, out[0], t.tensor.shape, nd.children[3]);
       return;
     }
     case Op::Conv:

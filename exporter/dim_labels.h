@@ -104,6 +104,7 @@ class DimLabels {
   DimLabelList matmul(ir::NodeId n, ir::NodeId a, ir::NodeId b, size_t rank, bool trans_a = false,
                       bool trans_b = false) const;
   DimLabelList broadcast(ir::NodeId n, const std::vector<ir::NodeId>& operands, const Shape& out) const;
+  DimLabelList with_bias(ir::NodeId n, DimLabelList out, const Shape& os, ir::NodeId bias) const;
   void label_node(ir::NodeId n);
   void label_opaque(ir::NodeId n);
   void label_contrib(ir::NodeId n, const onnx::NodeProto& node, const std::vector<std::optional<ir::NodeId>>& input);

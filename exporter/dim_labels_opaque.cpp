@@ -540,16 +540,8 @@ void DimLabels::label_contrib(ir::NodeId n, const onnx::NodeProto& node,
   if (op == "FusedGemm" && input.size() >= 2 && input[0] && input[1] && out.size() == 1 &&
       g_.type(*input[0]).tensor.shape.size() == 2 && g_.type(*input[1]).tensor.shape.size() == 2) {
     // Gemm, then an activation: [M, K] x [K, N] (either transposed), C broadcast onto it.
-    const Shape& os = g_.type(n).tensor.shape;
     out[0] = matmul(n, *input[0], *input[1], 2, int_attr("transA") != 0, int_attr("transB") != 0);
-    if (input.size() > 2 && input[2]) {
-      const DimLabelList& c = of(*input[2]);
-      const Shape& cs = g_.type(*input[2]).tensor.shape;
-      if (cs.size() > 2) stop(n, "a C of rank above 2");
-      const size_t off = 2 - cs.size();
-      for (size_t d = 0; d < cs.size(); ++d)
-        out[0][d + off] = merge_dims(n, {{out[0][d + off], os[d + off]}, {c[d], cs[d]}});
-    }
+    if (input.size() > 2 && input[2]) out[0] = with_bias(n, out[0], g_.type(n).tensor.shape, *input[2]);
     return;
   }
   if (op == "FusedMatMul" && input.size() == 2 && input[0] && input[1] && out.size() == 1 &&
