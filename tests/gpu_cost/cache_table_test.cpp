@@ -348,13 +348,13 @@ TEST(BuiltInTable, H100IsShippedAndEveryEntryIsUsable) {
   EXPECT_TRUE(t.usable());
   EXPECT_EQ(t.name(), "table:h100");
   EXPECT_EQ(t.device(), "NVIDIA H100 80GB HBM3");
-  EXPECT_EQ(t.size(), 4163u);
+  EXPECT_EQ(t.size(), 3100u);
   EXPECT_EQ(t.version(), 2);
-  EXPECT_EQ(t.method(), "graph-replay-v1");
-  EXPECT_NE(t.detail().find("graph-replay-v1, v2; 4163 signatures"), std::string::npos) << t.detail();
+  EXPECT_EQ(t.method(), CudaCostModel::kMethod);
+  EXPECT_NE(t.detail().find("graph-replay-v3, v2; 3100 signatures"), std::string::npos) << t.detail();
   EXPECT_NE(t.detail().find("ms per kernel launch (graph)"), std::string::npos) << t.detail();
   EXPECT_EQ(t.calibrated().unusable(), 0u);  // every signature parses and type-checks
-  EXPECT_EQ(t.calibrated().samples(), 4163u);
+  EXPECT_EQ(t.calibrated().samples(), 3100u);
 }
 
 TEST(BuiltInTable, H200IsShippedMeasuredWithColdWeights) {
@@ -394,7 +394,7 @@ TEST(BuiltInTable, RoundTripThroughAFile) {
   }
   TableModel copy(path, "", *find_profile("h100"));
   EXPECT_EQ(copy.version(), 2);
-  EXPECT_EQ(copy.method(), "graph-replay-v1");
+  EXPECT_EQ(copy.method(), CudaCostModel::kMethod);
   ASSERT_EQ(copy.size(), builtin.size());
   size_t n = 0;
   for (const auto& [sig, ms] : parsed->devices.begin()->second.costs) {
@@ -406,7 +406,7 @@ TEST(BuiltInTable, RoundTripThroughAFile) {
     EXPECT_EQ(copy.op_cost(p->op, p->pointers()), builtin.op_cost(p->op, p->pointers())) << sig;
     ++n;
   }
-  EXPECT_EQ(n, 4163u);
+  EXPECT_EQ(n, 3100u);
   EXPECT_EQ(copy.misses(), 0u);
   EXPECT_EQ(builtin.misses(), 0u);
 }

@@ -78,7 +78,7 @@ def main():
         check(p.returncode == 0, "default run exits 0", f"{p.returncode}: {p.stderr[-300:]}")
         if not has_gpu and r:
             check(r["cost_model"] == "table:h100", f"default cost model is table:h100 ({r['cost_model']})")
-            check("graph-replay-v1, v2" in r["cost_model_detail"], "the report names the method and version")
+            check("graph-replay-v3, v2" in r["cost_model_detail"], "the report names the method and version")
             check("cost model table:h100" in p.stderr, "the human report says 'cost model table:h100'")
             fb = r["fallback"]
             check(fb["signatures"] > 0 and len(fb["prices"]) == fb["signatures"], "misses are listed in the JSON")
