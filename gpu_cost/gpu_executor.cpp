@@ -12,6 +12,7 @@
 #include "gpu_cost/gpu_ops.h"
 #include "gpu_cost/op_params.h"
 #include "gpu_cost/roofline.h"
+#include "lang/runtime_fusion.h"
 
 namespace tensat::gpu {
 
@@ -32,6 +33,8 @@ struct Loc {
 
 struct Step {
   ir::NodeId id;
+  Op op;                             // what the kernel computes (Conv for a relu with its conv fused)
+  std::vector<const ValueType*> ct;  // and its operand types (ACT relu for that conv)
   std::unique_ptr<Kernel> kernel;
   std::vector<std::optional<ir::NodeId>> operands;  // one per kernel argument (nullopt: nullptr)
   std::vector<const void*> args;                    // resolved after planning
@@ -51,6 +54,8 @@ struct Program::Impl {
   exec::OpaquePlan opaque;
 
   std::vector<bool> needed, constant;
+  std::vector<int64_t> absorbs;  // per relu: the conv it runs fused with (lang/runtime_fusion.h), or -1
+  std::vector<bool> absorbed;    // convs computed by their relu's step
   std::vector<Loc> loc;
   std::vector<DeviceBuffer> resident;
   ArenaPlanner planner;
@@ -227,15 +232,22 @@ struct Program::Impl {
     const bool leaf = provided(id) || boundary(id) || n.op == Op::Input || n.op == Op::Weight || n.op == Op::Zeros ||
                       opaque.how(id) == exec::OpaqueHow::Host;
     if (leaf) return build_leaf(id);
+    if (absorbed[id]) return;  // computed by its relu's step
+    // A relu that absorbed its conv runs the conv with the relu fused, on the conv's operands.
+    const ir::NodeId src = absorbs[id] >= 0 ? static_cast<ir::NodeId>(absorbs[id]) : id;
+    const Op op = src == id ? n.op : Op::Conv;
     std::vector<const ValueType*> ct;
-    for (ir::NodeId c : n.children) ct.push_back(&g.type(c));
-    for (ir::NodeId c : reads(id))
+    if (src == id)
+      for (ir::NodeId c : n.children) ct.push_back(&g.type(c));
+    else
+      ct = ir::fused_conv_children(g, src);
+    for (ir::NodeId c : reads(src))
       if (loc[c].kind == Loc::Kind::None) throw ExecError(describe(g, id) + ": operand " + describe(g, c) + " has no value");
     if (auto a = alias_of(id, ct)) {
       loc[id] = *a;
       return;
     }
-    Step s{id, nullptr, {}, {}, nullptr};
+    Step s{id, op, ct, nullptr, {}, {}, nullptr};
     int launches = 1;
     if (n.op == Op::Opaque) {
       const auto& d = opaque.decoded(id);
@@ -243,12 +255,12 @@ struct Program::Impl {
       for (ir::NodeId c : opaque.data_children(id)) s.operands.emplace_back(c);
       launches = opaque_launches(d);
     } else {
-      s.kernel = prepare(ctx, n.op, ct);
-      for (ir::NodeId c : n.children) {
+      s.kernel = prepare(ctx, op, ct);
+      for (ir::NodeId c : g.node(src).children) {
         const ValueType& t = g.type(c);
         s.operands.push_back(t.kind == Kind::Tensor || t.kind == Kind::Tuple ? std::optional<ir::NodeId>(c) : std::nullopt);
       }
-      launches = std::max(1, cost::op_work(n.op, ct).kernels);
+      launches = std::max(1, cost::op_work(op, ct).kernels);
     }
     const auto bytes = static_cast<size_t>(cost::value_bytes(g.type(id)));
     if (constant[id]) {
@@ -271,9 +283,30 @@ struct Program::Impl {
     s.out = ptr(s.id);
   }
 
+  // Conv+Relu as runtimes run them (lang/runtime_fusion.h), unless a value is provided for
+  // either or every value must be kept (keep_all).
+  void mark_fusions() {
+    absorbed.assign(g.size(), false);
+    if (opts.keep_all) {
+      absorbs.assign(g.size(), -1);
+      return;
+    }
+    absorbs = ir::relu_conv_fusions(g, &needed);
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      const int64_t c = absorbs[id];
+      if (c < 0) continue;
+      if (provided(id) || provided(static_cast<ir::NodeId>(c))) {
+        absorbs[id] = -1;
+        continue;
+      }
+      absorbed[static_cast<size_t>(c)] = true;
+    }
+  }
+
   void build() {
     mark_needed();
     mark_constant();
+    mark_fusions();
     for (ir::NodeId id = 0; id < g.size(); ++id)
       if (needed[id]) build_node(id);
     for (ir::NodeId o : g.outputs())
@@ -342,6 +375,10 @@ void Program::launch_step(int i) {
 ir::NodeId Program::step_node(int i) const { return impl_->steps.at(static_cast<size_t>(i)).id; }
 int Program::step_kernels(int i) const { return impl_->steps.at(static_cast<size_t>(i)).launches; }
 std::string Program::step_detail(int i) const { return impl_->steps.at(static_cast<size_t>(i)).kernel->detail(); }
+Op Program::step_op(int i) const { return impl_->steps.at(static_cast<size_t>(i)).op; }
+const std::vector<const ValueType*>& Program::step_children(int i) const {
+  return impl_->steps.at(static_cast<size_t>(i)).ct;
+}
 int Program::kernels() const { return impl_->kernel_count; }
 size_t Program::arena_bytes() const { return impl_->arena.bytes(); }
 size_t Program::arena_unshared_bytes() const { return impl_->arena_unshared; }

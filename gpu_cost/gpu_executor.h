@@ -18,6 +18,9 @@
 // ONNX Runtime's CUDA provider runs a model); capture() records the same sequence once as a
 // CUDA graph that replay() launches.
 //
+// A conv that only a relu reads runs fused with it, one step, as runtimes run the pair
+// (lang/runtime_fusion.h); its own value is then not kept (RunOptions::keep_all keeps them apart).
+//
 // Timing (time_program, time_pair): warm-up, then `repeats` samples per mode, summarized as
 // median and interquartile range (timing_stats.h):
 //   graph  back-to-back replays of the captured graph, one event between replays
@@ -78,6 +81,11 @@ class Program {
   ir::NodeId step_node(int i) const;  ///< the node step i computes
   int step_kernels(int i) const;      ///< kernel launches of step i
   std::string step_detail(int i) const;  ///< the kernel's set-up (Kernel::detail)
+  /// What step i computes, as a cost model prices it: its operator and operand types. A relu
+  /// whose conv it runs fused (a conv only the relu reads, lang/runtime_fusion.h) is Conv with
+  /// ACT relu over the conv's operands; step_node is the relu.
+  Op step_op(int i) const;
+  const std::vector<const ValueType*>& step_children(int i) const;
   int kernels() const;  ///< kernel launches per inference (roofline.h op_work's count per operator)
   size_t arena_bytes() const;
   size_t arena_unshared_bytes() const;  ///< what the arena's values would take without reuse

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string_view>
 
+#include "lang/runtime_fusion.h"
 #include "onnx_model/model_context.h"
 
 namespace tensat {
@@ -64,6 +65,11 @@ bool Costing::constant(Op op, const std::string* opaque_id, bool all_children_co
 GraphPrice Costing::price(const ir::Graph& g) const {
   ir::Graph c = g.compact();
   std::vector<bool> konst = weight_only_nodes(c);
+  // A conv that only a relu reads is one call at run time (runtime_fusion.h): priced there.
+  const std::vector<int64_t> absorbs = ir::relu_conv_fusions(c);
+  std::vector<bool> absorbed(c.size(), false);
+  for (int64_t a : absorbs)
+    if (a >= 0) absorbed[static_cast<size_t>(a)] = true;
   GraphPrice out;
   std::vector<const ValueType*> kids;
   for (ir::NodeId i = 0; i < c.size(); ++i) {  // children first
@@ -79,8 +85,10 @@ GraphPrice Costing::price(const ir::Graph& g) const {
     }
     const std::string* id = n.op == Op::Opaque && !n.children.empty() ? &c.type(n.children[0]).sym : nullptr;
     if (!konst[i]) konst[i] = constant(n.op, id, all, tensor_child);
-    if (konst[i]) continue;
-    cost::Price p = model_.price(n.op, kids);
+    if (konst[i] || absorbed[i]) continue;
+    const int64_t conv = absorbs[i];
+    cost::Price p = conv < 0 ? model_.price(n.op, kids)
+                             : model_.price(Op::Conv, ir::fused_conv_children(c, static_cast<ir::NodeId>(conv)));
     out.total += p.ms;
     if (p.fallback) out.fallback += p.ms;
   }

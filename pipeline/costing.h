@@ -9,6 +9,11 @@
 //     ahead of time (OpaqueFolding: a deterministic default-domain node without subgraphs
 //     whose inputs are all constant; Size and Shape always, shapes being static), and
 //     everything computed from such values.
+// And work is charged as runtimes run it: a conv that only a relu reads is one fused call
+// (lang/runtime_fusion.h), in an imported model as in the extracted one. The e-graph's
+// prices (price(EGraph)) are per e-node and charge (relu (conv .. none ..)) as two calls, but
+// the e-graph holds the fused (conv .. relu ..) beside it (rule conv-act), which the
+// extraction takes, so the extracted graph's price is what the extraction minimized.
 //
 // Fallback prices: a table model prices a signature it lacks with an estimate (Price::fallback).
 // GraphPrice keeps the estimated part apart; analyze_fallback_decisions() finds the

@@ -84,17 +84,12 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
   to.repeats = a.repeats;
   const gpu::Timing t = gpu::time_program(ctx, p, to);
 
-  // The prediction over the steps the executor runs (constant steps are computed at build).
-  const tensat::ir::Graph& g = imp.graph;
-  auto children = [&](tensat::ir::NodeId id) {
-    cost::Children kids;
-    for (auto c : g.node(id).children) kids.push_back(&g.type(c));
-    return kids;
-  };
-  auto predicted = [&](tensat::ir::NodeId id) { return model ? model->op_cost(g.node(id).op, children(id)) : 0.0; };
-  auto signature = [&](tensat::ir::NodeId id) { return cost::signature(g.node(id).op, children(id)); };
+  // The prediction over the steps the executor runs (constant steps are computed at build), each
+  // priced as what it computes (a relu with its conv fused: the fused conv).
+  auto predicted = [&](int i) { return model ? model->op_cost(p.step_op(i), p.step_children(i)) : 0.0; };
+  auto signature = [&](int i) { return cost::signature(p.step_op(i), p.step_children(i)); };
   double pred_total = 0;
-  for (int i = 0; i < p.steps(); ++i) pred_total += predicted(p.step_node(i));
+  for (int i = 0; i < p.steps(); ++i) pred_total += predicted(i);
 
   json r = {{"model", path}, {"device", ctx.device_name()}, {"steps", t.steps}, {"kernels", t.kernels},
             {"arena_bytes", t.arena_bytes}, {"resident_bytes", t.resident_bytes}};
@@ -127,25 +122,27 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
     std::map<std::string, Kind> kinds;
     struct Row {
       double measured, predicted, isolated;
-      tensat::ir::NodeId id;
+      int step;
       int kernels;
       std::string detail;
     };
     std::vector<Row> rows;
     json js = json::array();
-    for (const auto& s : steps) {
-      const double pr = predicted(s.id);
+    for (size_t si = 0; si < steps.size(); ++si) {
+      const gpu::StepTime& s = steps[si];
+      const int step = static_cast<int>(si);
+      const double pr = predicted(step);
       sum += s.stats.median_ms;
-      Kind& k = kinds[std::string(tensat::op_name(g.node(s.id).op))];
+      Kind& k = kinds[std::string(tensat::op_name(p.step_op(step)))];
       ++k.steps;
       k.kernels += s.kernels;
       k.measured += s.stats.median_ms;
       k.predicted += pr;
       k.isolated += s.isolated_ms;
-      rows.push_back({s.stats.median_ms, pr, s.isolated_ms, s.id, s.kernels, s.detail});
+      rows.push_back({s.stats.median_ms, pr, s.isolated_ms, step, s.kernels, s.detail});
       js.push_back({{"node", s.id},
-                    {"op", std::string(tensat::op_name(g.node(s.id).op))},
-                    {"signature", signature(s.id)},
+                    {"op", std::string(tensat::op_name(p.step_op(step)))},
+                    {"signature", signature(step)},
                     {"kernels", s.kernels}, {"median_ms", s.stats.median_ms}, {"iqr_ms", s.stats.iqr_ms()},
                     {"predicted_ms", pr}, {"isolated_ms", s.isolated_ms}, {"isolated_eager", s.isolated_eager},
                     {"detail", s.detail}});
@@ -182,7 +179,7 @@ json time_model(const Args& a, const std::string& path, gpu::Context& ctx, cost:
     std::printf("  steps above their predicted cost the most:\n");
     for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(std::max(a.top, 0)); ++i)
       std::printf("    %8.4f ms vs %8.4f ms (alone %.4f)  %s  [%s]\n", rows[i].measured, rows[i].predicted,
-                  rows[i].isolated, signature(rows[i].id).c_str(), rows[i].detail.c_str());
+                  rows[i].isolated, signature(rows[i].step).c_str(), rows[i].detail.c_str());
     r["profile"] = {{"mode", why.empty() ? "graph" : "eager"},
                     {"sum_ms", sum},
                     {"empty_step_ms", per_event},

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lang/graph.h"
+#include "lang/runtime_fusion.h"
 #include "lang/weights.h"
 #include "gpu_cost/gpu_executor.h"
 #include "refexec/executor.h"
@@ -95,6 +96,20 @@ std::vector<Case> cases() {
        }},
       {"conv7x7s2_same_relu_bias", [](B& b) {
          b.outputs({b.conv(2, 2, "same", "relu", b.input("x", {1, 3, 32, 32}), b.weight("w", {16, 3, 7, 7}), b.weight("b", {16}))});
+       }},
+      // A conv that only a relu reads runs fused with it (lang/runtime_fusion.h); one that
+      // another node reads too, or a graph output, runs apart.
+      {"relu_of_conv_fused_at_run_time", [](B& b) {
+         auto c = b.conv(1, 1, "same", "none", b.input("x", {1, 8, 14, 14}), b.weight("w", {16, 8, 3, 3}), b.weight("b", {16}));
+         b.outputs({b.g.op(Op::Relu, {c})});
+       }},
+      {"relu_of_conv_read_twice", [](B& b) {
+         auto c = b.conv(1, 1, "same", "none", b.input("x", {1, 8, 14, 14}), b.weight("w", {16, 8, 3, 3}), b.none());
+         b.outputs({b.g.op(Op::Ewadd, {b.g.op(Op::Relu, {c}), c})});
+       }},
+      {"relu_of_conv_output_too", [](B& b) {
+         auto c = b.conv(2, 2, "same", "none", b.input("x", {1, 8, 14, 14}), b.weight("w", {16, 8, 3, 3}), b.weight("b", {16}));
+         b.outputs({c, b.g.op(Op::Relu, {c})});
        }},
       {"conv3x3_grouped_relu", [](B& b) {
          b.outputs({b.conv(1, 1, "same", "relu", b.input("x", {1, 32, 14, 14}), b.weight("w", {32, 4, 3, 3}), b.none())});
@@ -343,6 +358,38 @@ TEST(GpuExecutor, WeightOnlyNodesAreNotSteps) {
   p.launch();
   ctx.synchronize();
   EXPECT_TRUE(all_close(p.fetch(b.g.outputs()[0]), refexec::run(b.g, b.w, b.in).outputs[0]));
+}
+
+// A conv that only a relu reads is one step, the conv with the relu fused (lang/runtime_fusion.h),
+// priced as such (step_op, step_children), with the CPU reference's result; the conv's own
+// value is not kept. keep_all keeps them apart (two steps, both values).
+TEST(GpuExecutor, ConvThatOnlyAReluReadsIsOneStep) {
+  TENSAT_REQUIRE_GPU();
+  if (!ir::runtime_fusion_enabled()) GTEST_SKIP() << "TENSAT_RUNTIME_FUSION=0";
+  Builder b;
+  auto c = b.conv(1, 1, "same", "none", b.input("x", {1, 8, 14, 14}), b.weight("w", {16, 8, 3, 3}), b.weight("b", {16}));
+  auto r = b.g.op(Op::Relu, {c});
+  b.outputs({r});
+  Context ctx;
+  Program p(ctx, b.g, b.w, b.in, {});
+  ASSERT_EQ(p.steps(), 1);
+  EXPECT_EQ(p.step_node(0), r);
+  EXPECT_EQ(p.step_op(0), Op::Conv);
+  EXPECT_EQ(p.step_children(0).at(3)->sym, "relu");
+  EXPECT_EQ(p.step_kernels(0), 1);
+  EXPECT_FALSE(p.has_value(c));
+  p.launch();
+  ctx.synchronize();
+  const auto cpu = refexec::run(b.g, b.w, b.in);
+  EXPECT_TRUE(all_close(p.fetch(r), cpu.outputs[0]));
+  RunOptions keep;
+  keep.keep_all = true;
+  Program apart(ctx, b.g, b.w, b.in, keep);
+  ASSERT_EQ(apart.steps(), 2);  // the conv (and its bias: two kernels), the relu
+  EXPECT_EQ(apart.step_op(0), Op::Conv);
+  EXPECT_EQ(apart.step_children(0).at(3)->sym, "none");
+  EXPECT_EQ(apart.step_op(1), Op::Relu);
+  EXPECT_TRUE(apart.has_value(c));
 }
 
 TEST(GpuTiming, BothModesWithTheirSpread) {
