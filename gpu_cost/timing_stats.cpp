@@ -45,7 +45,7 @@ Verdict compare_timings(const TimingStats& before, const TimingStats& after) {
   Verdict v;
   v.before_ms = before.median_ms;
   v.after_ms = after.median_ms;
-  v.spread_ms = std::max(before.iqr_ms(), after.iqr_ms());
+  v.spread_ms = std::max({before.iqr_ms(), after.iqr_ms(), kMinGain * before.median_ms});
   v.keep_optimized = before.median_ms - after.median_ms > v.spread_ms;
   v.reason = ms_pair(v.keep_optimized ? "faster" : "not faster", v.after_ms, v.before_ms, "on this GPU");
   return v;

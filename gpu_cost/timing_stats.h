@@ -10,7 +10,10 @@
 //
 // The never-slower rule (compare_timings): the optimized model is kept only when its median
 // is below the original's by more than the measured spread, spread = max(IQR before, IQR
-// after). Anything else (slower, equal, or faster by less than the noise) keeps the original.
+// after, kMinGain x the original's median). Anything else (slower, equal, or faster by less
+// than the noise) keeps the original. The floor: two programs of one model differ by more
+// than their IQRs, which replayed CUDA graphs make tiny (SqueezeNet against itself: 0.2512 vs
+// 0.2515 ms, IQR 0.0002 ms, H100, 2026-11-27: allocations and algorithm choices of two builds).
 // The same rule without a GPU compares predicted costs, whose spread is 0 (compare_predicted).
 #pragma once
 
@@ -39,12 +42,15 @@ double quantile_sorted(const std::vector<double>& sorted, double p);
 struct Verdict {
   bool keep_optimized = false;  ///< the optimized model is faster by more than the spread
   double before_ms = 0, after_ms = 0;
-  double spread_ms = 0;         ///< the noise the gain had to exceed
+  double spread_ms = 0;         ///< the noise the gain had to exceed (IQRs, or the kMinGain floor)
   /// "faster on this GPU (x ms vs y ms)" or "not faster on this GPU (x ms vs y ms)", x the
   /// optimized model's median, y the original's.
   std::string reason;
 };
 
+/// The least relative gain a measured comparison counts (see the header comment): 0.5%, four
+/// times the difference measured between two programs of one model.
+inline constexpr double kMinGain = 0.005;
 /// The measured never-slower rule (see the header comment).
 Verdict compare_timings(const TimingStats& before, const TimingStats& after);
 /// The same rule on predicted costs (spread 0): keep only if after < before.

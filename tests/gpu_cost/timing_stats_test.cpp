@@ -49,6 +49,12 @@ TEST(NeverSlower, KeepsTheOptimizedModelOnlyWhenFasterThanTheNoise) {
   // Faster by less than the spread of either side: not kept.
   EXPECT_FALSE(compare_timings(around(2.0, 0.2), around(1.9, 0.01)).keep_optimized);
   EXPECT_FALSE(compare_timings(around(2.0, 0.01), around(1.9, 0.2)).keep_optimized);
+  // Tight samples: faster by less than kMinGain of the original is noise (two programs of one
+  // model differ by that much); by more, kept.
+  Verdict tiny = compare_timings(around(2.0, 0.0002), around(1.995, 0.0002));
+  EXPECT_FALSE(tiny.keep_optimized);
+  EXPECT_NEAR(tiny.spread_ms, kMinGain * 2.0, 1e-12);
+  EXPECT_TRUE(compare_timings(around(2.0, 0.0002), around(1.985, 0.0002)).keep_optimized);
   // Equal or slower: not kept, and the message says so.
   EXPECT_FALSE(compare_timings(around(2.0, 0), around(2.0, 0)).keep_optimized);
   Verdict slower = compare_timings(around(2.0, 0.01), around(2.1, 0.01));
