@@ -65,7 +65,11 @@ def summarize(d, name, runs):
         row["left_out"] = measured[0].get("before", {}).get("left_out", {})
     if reports:
         r = reports[-1]
-        if r.get("cost_extracted"):
+        if "not faster by the cost model" in (r.get("kept_reason") or ""):
+            # Written as it came: the output's predicted speedup is 0, its measurement the
+            # original timed twice (not the extraction, which was never written).
+            row["predicted"] = 0.0
+        elif r.get("cost_extracted"):
             row["predicted"] = r["cost_before"] / r["cost_extracted"] - 1
         row["cost_model"] = r.get("cost_model")
         row["kept"] = r.get("kept_reason") if r.get("kept_original") else None
