@@ -46,7 +46,7 @@ struct PipelineOptions {
 
   // extraction
   extract::Method extract = extract::Method::Ilp;
-  double ilp_time_limit_s = 10.0;
+  double ilp_time_limit_s = 30.0;  // a safety net: NasNet-A's budget takes 3.9 s idle, over 10 s on two busy cores
   int64_t ilp_work = -1;                       ///< ILP work budget (extract/ilp.h); < 0: tied to the e-graph's size
   int64_t ilp_stall_work = -1;                 ///< ILP stall stop (extract/ilp.h); < 0: a quarter of the budget; 0: off
   extract::OrderConstraints ilp_order = extract::OrderConstraints::None;

@@ -126,20 +126,24 @@ def _vi(name, shape):
 # ---- the models -----------------------------------------------------------------------------
 
 def shape_chain(seed=0) -> onnx.ModelProto:
-    """x.view(x.size(0), -1) @ W.T + b, and relu(x[:, : x.size(1) // 2]) (Slice bounds from Shape
-    chains)."""
+    """Two heads x.view(x.size(0), -1) @ W.T + b, and relu(x[:, : x.size(1) // 2]) (Slice bounds
+    from Shape chains). The heads share their input, so merging them is a gain and the optimized
+    model is written (a model whose only change is the folded shape chains, free either way, is
+    kept as it was)."""
     g = Graph(seed)
     x = "input"
     flat = g.reshape("", x, [g.dim("", x, 0), -1])
-    g.op("/fc", "Gemm", [flat, g.weight("fc.weight", (10, 8 * 4 * 4), 128),
-                         g.init("fc.bias", np.zeros(10, np.float32))], transB=1)
-    g.nodes[-1].output[0] = "logits"
+    for head, out in (("fc", "logits"), ("fc2", "logits2")):
+        g.op("/" + head, "Gemm", [flat, g.weight(head + ".weight", (10, 8 * 4 * 4), 128),
+                                  g.init(head + ".bias", np.zeros(10, np.float32))], transB=1)
+        g.nodes[-1].output[0] = out
     half = g.op("", "Div", [g.dim("", x, 1), g.const("", np.array([2], dtype=np.int64))])
     s = g.op("", "Slice", [x, g.const("", np.array([0], dtype=np.int64)), half,
                            g.const("", np.array([1], dtype=np.int64))])
     g.op("", "Relu", [s])
     g.nodes[-1].output[0] = "half"
-    return g.model([_vi("input", [2, 8, 4, 4])], [_vi("logits", [2, 10]), _vi("half", [2, 4, 4, 4])], "shape_chain")
+    return g.model([_vi("input", [2, 8, 4, 4])], [_vi("logits", [2, 10]), _vi("logits2", [2, 10]), _vi("half", [2, 4, 4, 4])],
+                   "shape_chain")
 
 
 def _channel_shuffle(g: Graph, scope: str, x: str, groups: int) -> str:
