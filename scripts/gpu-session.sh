@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine call that does what a short device lease allows, in order of value: the GPU
-# unit tests, whether operator costs add up (onnx-tensat-time with the cuda model: the sum of
+# unit tests, the benchmark models against the CPU reference and a model against itself
+# (test_gpu_models), whether operator costs add up (onnx-tensat-time with the cuda model: the sum of
 # the costs over each model's steps against its graph-mode time), per-step profiles of
 # SqueezeNet, the DenseNet-121 export and the optimized SqueezeNet and BERT (onnx-tensat-time
 # --profile --isolated), SqueezeNet timed with its convs unfused (TENSAT_CONV_FUSED=0), a cost
@@ -59,6 +60,12 @@ export TENSAT_COST_CACHE="$W/unit-cache.json"
 step unit 60 bundle/run test_gpu_cost --gtest_filter='Gpu*' --gtest_color=no
 grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]' "$W/logs/unit.log" | head -20 >> "$S"
 while ! grep -q "gen rc" "$W/logs/gen.log" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 1; done
+# Every benchmark model on the GPU against the CPU reference (the executor runs a conv that only a
+# relu reads fused with it, lang/runtime_fusion.h) and a model against itself (never slower: the
+# 0.5% floor), before anything else reads the executor's times.
+step reference 120 env TENSAT_MODELS_DIR="$W/models" bundle/run test_gpu_models \
+  --gtest_filter='*MatchesTheCpuReference*:GpuNeverSlower.AModelIsNotFasterThanItself' --gtest_color=no
+grep -E '^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure' "$W/logs/reference.log" | head -20 >> "$S"
 # Costs that add up: the sum of the cuda model's costs over each model's steps (onnx-tensat-time's
 # "predicted") against its graph-mode time; the process measures into a fresh cache
 # (onnx-tensat-time keeps the cuda model's costs in memory).
