@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "exporter/dim_labels.h"
+#include "onnx_model/window_attrs.h"
 
 namespace tensat {
 
@@ -571,20 +572,9 @@ void DimLabels::label_conv(ir::NodeId n, const onnx::NodeProto& node,
     stop(n, "weights with symbolic dimensions");
   if (x[1] != kStaticDim) stop(n, "symbolic input channels");
   const size_t spatial = x.size() - 2;
-  auto ints = [&](std::string_view a, int64_t def, size_t count) {
-    std::vector<int64_t> v(count, def);
-    if (const onnx::AttributeProto* p = attribute(node, a)) {
-      if (static_cast<size_t>(p->ints_size()) != count) stop(n, "its " + std::string(a) + " of another length");
-      v.assign(p->ints().begin(), p->ints().end());
-    }
-    return v;
-  };
-  const std::vector<int64_t> strides = ints("strides", 1, spatial), dilations = ints("dilations", 1, spatial);
-  const std::vector<int64_t> pads = ints("pads", 0, 2 * spatial);
-  const onnx::AttributeProto* ap = attribute(node, "auto_pad");
-  const std::string auto_pad = ap ? ap->s() : "NOTSET";
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    stop(n, "auto_pad " + auto_pad);
+  std::string why;
+  const auto attrs = window_attrs(node, spatial, &why);
+  if (!attrs) stop(n, why);
   out[0][0] = x[0];
   out[0][1] = kStaticDim;
   for (size_t d = 0; d < spatial; ++d) {
@@ -593,9 +583,10 @@ void DimLabels::label_conv(ir::NodeId n, const onnx::NodeProto& node,
       out[0][2 + d] = kStaticDim;
       continue;
     }
-    const int64_t span = dilations[d] * (ws[2 + d] - 1);  // the window's extent minus 1
-    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-    out[0][2 + d] = window(in, span, strides[d], auto_pad == "NOTSET" ? pads[d] + pads[spatial + d] : 0, same);
+    const int64_t span = attrs->dilations[d] * (ws[2 + d] - 1);  // the window's extent minus 1
+    const bool pads = attrs->auto_pad == WindowAttrs::AutoPad::NotSet;
+    out[0][2 + d] = window(in, span, attrs->strides[d], pads ? attrs->pads[d] + attrs->pads[spatial + d] : 0,
+                           attrs->same());
   }
   if (input.size() > 3 && input[3] && of(*input[3]) != out[0])
     stop(n, "its summand Z has other symbolic dimensions than its output");

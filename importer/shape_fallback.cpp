@@ -14,6 +14,7 @@
 
 #include "importer/onnx_graph.h"
 #include "importer/tensor_proto.h"
+#include "onnx_model/window_attrs.h"
 
 namespace tensat::detail {
 
@@ -295,20 +296,17 @@ std::optional<std::vector<int64_t>> window_dims(const onnx::NodeProto& n, const 
                                                 const std::vector<int64_t>& kernel, bool ceil) {
   if (in.size() != kernel.size() + 2) return std::nullopt;
   const size_t sp = kernel.size();
-  const auto strides = ints_attribute(n, "strides").value_or(std::vector<int64_t>(sp, 1));
-  const auto dil = ints_attribute(n, "dilations").value_or(std::vector<int64_t>(sp, 1));
-  const auto pads = ints_attribute(n, "pads").value_or(std::vector<int64_t>(2 * sp, 0));
-  std::string auto_pad;
-  for (const auto& a : n.attribute())
-    if (a.name() == "auto_pad") auto_pad = a.s();
-  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return std::nullopt;
+  const auto attrs = window_attrs(n, sp);
+  if (!attrs) return std::nullopt;
+  const auto& pads = attrs->pads;
+  using AutoPad = WindowAttrs::AutoPad;
   std::vector<int64_t> out;
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t k = kernel[i], s = strides[i], d = dil[i], x = in[i + 2];
+    const int64_t k = kernel[i], s = attrs->strides[i], d = attrs->dilations[i], x = in[i + 2];
     if (k <= 0 || s <= 0 || d <= 0) return std::nullopt;
     const int64_t span = (k - 1) * d + 1;
     int64_t o = 0;
-    if (auto_pad.empty() || auto_pad == "NOTSET") {
+    if (attrs->auto_pad == AutoPad::NotSet) {
       const int64_t padded = x + pads[i] + pads[i + sp];
       if (padded < span) return std::nullopt;
       o = (ceil ? (padded - span + s - 1) / s : (padded - span) / s) + 1;
@@ -317,13 +315,11 @@ std::optional<std::vector<int64_t>> window_dims(const onnx::NodeProto& n, const 
       if (ceil && (o - 1) * s >= x + pads[i]) return std::nullopt;
     } else if (ceil) {
       return std::nullopt;
-    } else if (auto_pad == "VALID") {
+    } else if (attrs->auto_pad == AutoPad::Valid) {
       if (x < span) return std::nullopt;
       o = (x - span) / s + 1;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    } else {  // SAME_UPPER, SAME_LOWER
       o = (x + s - 1) / s;
-    } else {
-      return std::nullopt;
     }
     out.push_back(o);
   }
