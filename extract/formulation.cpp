@@ -297,17 +297,19 @@ double IlpModel::separate(int64_t& work_left, Clock::time_point deadline, int ma
                                                     separate_deep_odd_covers(x, rstart, rind, rval, rlb, rub)
                                               : 0;
     const int excl_rows = opts_.exclusive_readers ? separate_exclusive_readers(x, rstart, rind, rval, rlb, rub) : 0;
+    const int read_rows = opts_.read_rows ? separate_read_classes(x, rstart, rind, rval, rlb, rub) : 0;
     // (The path cuts last: path_row_ids_ below takes them from the end.)
     const int path_rows = opts_.path_cuts && round < opts_.path_cut_rounds
                               ? separate_path_cuts(x, rstart, rind, rval, rlb, rub)
                               : 0;
-    const int added = req_rows + odd_rows + excl_rows + path_rows;
+    const int added = req_rows + odd_rows + excl_rows + read_rows + path_rows;
+    read_rows_ += read_rows;
     odd_cover_rows_ += odd_rows;
     exclusive_rows_ += excl_rows;
     path_cut_rows_ += path_rows;
     spdlog::debug("ilp: separation round {}: LP {}, {} violated requirement rows, {} odd-cover cuts, {} "
-                  "exclusive-reader rows, {} path cuts",
-                  round, obj, req_rows, odd_rows, excl_rows, path_rows);
+                  "exclusive-reader rows, {} read-class rows, {} path cuts",
+                  round, obj, req_rows, odd_rows, excl_rows, read_rows, path_rows);
     if (added == 0) break;
     for (int r = 0; r < path_rows; ++r) path_row_ids_.push_back(solver_.getNumRows() + added - path_rows + r);
     solver_.addRows(added, rstart.data(), rind.data(), rval.data(), rlb.data(), rub.data());

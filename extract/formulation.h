@@ -13,7 +13,9 @@
 //     odd-cover cuts over triples of mandatory classes that share their providers (as direct
 //     child classes, or as the leaves of what their columns reach: deep odd covers, whose
 //     items are also pairs of classes one of which is always used), exclusive-reader rows (the
-//     readers of a class from classes no extraction uses together: their sum <= its x), and in
+//     readers of a class from classes no extraction uses together: their sum <= its x; lifted
+//     with the readers the LP leaves at 0), read-class rows (a class that is no root and not
+//     mandatory is used only where a reader of it is: x(K) <= sum of its readers' x), and in
 //     the first rounds path cuts (a class used => a class all its paths lead to, or an exit of
 //     them); before CBC the slack separated rows and the path cuts are dropped;
 //   * cycle cuts (added lazily) or the paper's topological-order constraints.
@@ -62,6 +64,8 @@ class IlpModel {
   int path_cut_rows() const { return path_cut_rows_; }
   /// Exclusive-reader rows among the separated rows (separate_exclusive_readers()).
   int exclusive_rows() const { return exclusive_rows_; }
+  /// Read-class rows among the separated rows (separate_read_classes()).
+  int read_rows() const { return read_rows_; }
   int landmark_rows() const { return landmark_rows_; }
   /// The column of node n, or -1 (not a candidate).
   int col_of(NodeIdx n) const { return col_of_node_[n]; }
@@ -123,6 +127,8 @@ class IlpModel {
   void ensure_col_kids();
   int separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                          std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
+  int separate_read_classes(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                            std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
   int separate_exclusive_readers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                                  std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
 
@@ -154,6 +160,8 @@ class IlpModel {
   int odd_cover_rows_ = 0;
   int path_cut_rows_ = 0;
   int exclusive_rows_ = 0;
+  int read_rows_ = 0;
+  std::set<ClassIdx> read_row_added_;  // classes whose read-class row the LP has
   // What separate_exclusive_readers() needs of the part's structure (separation.cpp), built on
   // its first call; null until then.
   struct ReachIndex;

@@ -85,6 +85,19 @@ struct IlpOptions {
   /// x(K) (Inception-v3: concat trees of different shapes sharing a subtree). Off only for
   /// experiments.
   bool exclusive_readers = true;
+  /// Lifted exclusive-reader rows: the readers the LP leaves at 0 that exclude every reader
+  /// of a violated row join it (NasNet-A's 705-column blocks: their LP rounds ran out of the
+  /// budget after 18 rounds and 886 rows; lifted, 3-7 rounds and 10-139 rows close them).
+  /// Off only for experiments.
+  bool lift_exclusive_readers = true;
+  /// Deep odd covers over pairs of a class the LP uses (at 1) with one it does not, where with
+  /// both gone a mandatory class has no derivation (separation.cpp). Off only for experiments.
+  bool used_pairs = true;
+  /// Read-class rows (formulation.h): a class that is no root and not mandatory is used only
+  /// where a node that reads it is, x(K) <= sum of its readers' x (valid for the pruned
+  /// extractions, which the optimum is one of); separated where the LP violates them. Off
+  /// only for experiments.
+  bool read_rows = true;
   /// Split the ILP into independent blocks at the mandatory classes (blocks.h) where the
   /// class graph is acyclic: one small LP and CBC run per block, the bound their sum. Off
   /// only for experiments (one ILP over everything).

@@ -3,6 +3,7 @@
 // violates (extract/README.md, "Requirements", "Odd-cover cuts", "Deep odd covers", "Path cuts").
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -369,13 +370,17 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     if (!class_cols_[c].empty() && req.mandatory[c] && in_part(c)) add_item({c});
 
   // Pairs: the fractional non-mandatory classes, and the mandatory classes of the part.
-  std::vector<ClassIdx> frac, part_mandatory;
+  std::vector<ClassIdx> frac, part_mandatory, used, unused;
   for (ClassIdx c = 0; c < C; ++c) {
     if (class_cols_[c].empty() || !in_part(c)) continue;
     if (req.mandatory[c]) {
       part_mandatory.push_back(c);
     } else if (const double v = value(c); v > kEps && v < 1.0 - kEps) {
       frac.push_back(c);
+    } else if (v >= 1.0 - kEps) {
+      used.push_back(c);
+    } else {
+      unused.push_back(c);
     }
   }
   if (frac.size() >= 2 && steps < kMaxSteps) {
@@ -415,6 +420,89 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
         if (value(a) + value(b) < 1.0 - kEps || !covering(a, b)) continue;
         add_item({a, b});
       }
+  }
+  // Pairs with a class the LP does not use: {a, b} where a is used (the LP takes it at 1, so
+  // the pairs above miss it) and b is any class that, with a gone, every extraction of some
+  // mandatory class uses. Inception-v3: a 1x1 conv's output read as it is (relu after the
+  // module's concat, the LP's choice) or relu'd (relu pushed through the concat); the other
+  // two convs are mandatory; the three items close the LP's merged convs at 1/2 each. Found
+  // per a by the requirement fixpoint over the part's columns without a (children first; on a
+  // cyclic part no such pairs): b is in Req_a(M) for a mandatory class M of the part.
+  if (opts_.used_pairs && !used.empty() && !part_mandatory.empty()) {
+    // The part's classes with columns, children first (Kahn over the column-child edges).
+    std::vector<int> dense(C, -1);
+    std::vector<ClassIdx> cls;
+    for (ClassIdx c = 0; c < C; ++c)
+      if (!class_cols_[c].empty() && in_part(c)) {
+        dense[c] = static_cast<int>(cls.size());
+        cls.push_back(c);
+      }
+    const size_t P = cls.size(), W = (P + 63) / 64;
+    std::vector<size_t> pending(P, 0);
+    std::vector<ClassIdx> order;
+    for (size_t d = 0; d < P; ++d) {
+      for (int i : class_cols_[cls[d]]) pending[d] += col_kids_[static_cast<size_t>(i)].size();
+      if (pending[d] == 0) order.push_back(cls[d]);
+    }
+    for (size_t h = 0; h < order.size(); ++h)
+      for (int r : col_readers_[order[h]]) {
+        const ClassIdx q = g_.nodes[node_of_col_[static_cast<size_t>(r)]].eclass;
+        if (dense[q] >= 0 && --pending[static_cast<size_t>(dense[q])] == 0) order.push_back(q);
+      }
+    if (order.size() == P) {
+      constexpr int64_t kMaxPairWork = 4'000'000;  // bitset words touched, per round
+      int64_t pair_work = 0;
+      std::vector<uint64_t> req_a(P * W), acc(W);
+      std::vector<char> ok(P);
+      std::set<std::pair<ClassIdx, ClassIdx>> pairs;
+      for (ClassIdx a : used) {
+        if (pair_work > kMaxPairWork) break;
+        // Req_a(c) = {c} + the intersection over c's columns, all of whose child classes are
+        // derivable without a, of the union of their children's Req_a.
+        for (ClassIdx c : order) {
+          const auto d = static_cast<size_t>(dense[c]);
+          uint64_t* row = &req_a[d * W];
+          ok[d] = 0;
+          if (c == a) continue;
+          bool first = true;
+          for (int i : class_cols_[c]) {
+            std::fill(acc.begin(), acc.end(), 0);
+            bool alive = true;
+            for (ClassIdx k : col_kids_[static_cast<size_t>(i)]) {
+              const auto kd = static_cast<size_t>(dense[k]);
+              if (!ok[kd]) {
+                alive = false;
+                break;
+              }
+              const uint64_t* kr = &req_a[kd * W];
+              for (size_t w = 0; w < W; ++w) acc[w] |= kr[w];
+              pair_work += static_cast<int64_t>(W);
+            }
+            if (!alive) continue;
+            if (first) std::copy(acc.begin(), acc.end(), row);
+            else
+              for (size_t w = 0; w < W; ++w) row[w] &= acc[w];
+            first = false;
+          }
+          if (first) continue;  // not derivable without a
+          ok[d] = 1;
+          row[d / 64] |= uint64_t{1} << (d % 64);
+        }
+        for (ClassIdx m : part_mandatory) {
+          const auto md = static_cast<size_t>(dense[m]);
+          if (!ok[md]) continue;  // (a is required: mandatory itself, then)
+          const uint64_t* mr = &req_a[md * W];
+          for (size_t w = 0; w < W; ++w)
+            for (uint64_t bits = mr[w]; bits; bits &= bits - 1) {
+              const ClassIdx b = cls[w * 64 + static_cast<size_t>(std::countr_zero(bits))];
+              if (b == a || req.mandatory[b]) continue;
+              pairs.emplace(std::min(a, b), std::max(a, b));
+            }
+        }
+      }
+      steps += pair_work / 64;
+      for (const auto& [a, b] : pairs) add_item({a, b});
+    }
   }
 
   int added = 0;
@@ -596,6 +684,67 @@ int IlpModel::separate_path_cuts(const double* x, std::vector<int>& rstart, std:
       rub.push_back(0.0);
       ++added;
       ++here;
+    }
+  }
+  return added;
+}
+
+// Read-class rows. Every extraction this project returns is pruned (nothing chosen that the
+// roots do not reach: check_extraction()), and pruning never makes one dearer, so the optimum
+// is among the pruned ones, where a class that is no root is used only where a chosen node
+// reads it:
+//     x(K) <= sum over the columns n reading K of x(n).
+// Only for classes that are not mandatory (those are used, and their readers may be outside
+// the part: blocks.h) and not roots; every reader a pruned extraction can choose is then a
+// column of the part (a node of another block reading K would make K mandatory). The rows the
+// LP misses without them: a cut with a ">=" side (an odd cover over the leaves of merged
+// convs) met by taking a leaf that nothing reads (Inception-v3: the unrelu'd conv of a branch
+// at 1/2, bought for the cut alone).
+int IlpModel::separate_read_classes(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
+                                    std::vector<double>& rval, std::vector<double>& rlb,
+                                    std::vector<double>& rub) {
+  constexpr double kViolation = 1e-4;
+  constexpr int kMaxCuts = 500;
+  constexpr size_t kMaxUp = 64;  // rows per violated class, its own and its readers' classes'
+  const Requirements& req = *req_;
+  if (!req.computed || num_x() == 0) return 0;
+  ensure_col_kids();
+  std::vector<char> root(g_.classes.size(), 0);
+  for (ClassIdx c : g_.roots) root[c] = 1;
+  auto rowless = [&](ClassIdx k) {
+    return class_cols_[k].empty() || !in_part(k) || root[k] || req.mandatory[k] || read_row_added_.count(k);
+  };
+  int added = 0;
+  std::map<int, double> row;
+  std::vector<ClassIdx> up;
+  for (ClassIdx k = 0; k < g_.classes.size() && added < kMaxCuts; ++k) {
+    if (rowless(k)) continue;
+    double used = 0.0, read = 0.0;
+    for (int i : class_cols_[k]) used += x[i];
+    if (used <= kViolation) continue;
+    for (int r : col_readers_[k]) read += x[r];
+    if (used <= read + kViolation) continue;
+    // The violated row, and those of the classes its free readers are in, upwards: the LP
+    // would otherwise meet it by taking a free reader (a split, a noop), then that reader's
+    // reader, one round each, and a round that leaves the objective where it was ends the
+    // rounds.
+    up.assign(1, k);
+    read_row_added_.insert(k);
+    for (size_t h = 0; h < up.size() && added < kMaxCuts; ++h) {
+      row.clear();
+      for (int i : class_cols_[up[h]]) row[i] = 1.0;
+      for (int r : col_readers_[up[h]]) row[r] -= 1.0;
+      append_row(row, -COIN_DBL_MAX, 0.0, rstart, rind, rval, rlb, rub);
+      ++added;
+      for (int r : col_readers_[up[h]]) {
+        const ENode& reader = g_.nodes[node_of_col_[static_cast<size_t>(r)]];
+        if (reader.cost > 0.0) continue;  // (the LP pays for raising it: the next round's job)
+        const ClassIdx q = reader.eclass;
+        if (up.size() < kMaxUp && !rowless(q)) {
+          read_row_added_.insert(q);
+          up.push_back(q);
+        }
+      }
     }
   }
   return added;
@@ -808,6 +957,24 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
       lhs += x[i];
     }
     if (lhs <= xk + kViolation) continue;
+    // Lifted (IlpOptions::lift_exclusive_readers): the readers the LP leaves at 0 that exclude everything chosen join the row (valid,
+    // as every pair is checked; the same violation now, a stronger row for the next rounds).
+    for (int i : col_readers_[k]) {
+      if (!opts_.lift_exclusive_readers) break;
+      if (x[i] > kEps || steps > kMaxSteps) continue;
+      bool ok = true;
+      for (int j : chosen) {
+        const ClassIdx p = cls_of(i), q = cls_of(j);
+        if (p == q) continue;
+        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() +
+                                      col_kids_[static_cast<size_t>(j)].size());
+        if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok) chosen.push_back(i);
+    }
     row.clear();
     for (int i : chosen) row[i] = 1.0;
     for (int i : class_cols_[k]) row[i] -= 1.0;

@@ -304,6 +304,21 @@ inline ExtractGraph deep_merged_triangle() {
   return g;
 }
 
+// The deep merged triangle (above) where A has a third form, act(P) (2.9), with P = noop(L)
+// and L a small conv (0.5): no optimum uses it (3.4 against the conv alone, 3). L is a leaf of
+// A's region, so the deep odd cover over the three items counts it, and the LP meets that row
+// by buying L at 1/2 (6.7) without anything that reads it; the read-class rows (L used only
+// where P is, P only where act is) make that cost act as well, and the LP is the optimum, 7.3.
+inline ExtractGraph deep_merged_triangle_with_unread_leaf() {
+  ExtractGraph g = deep_merged_triangle();
+  const ClassIdx a = 1;  // (deep_merged_triangle: out, A, B, C, ...)
+  const ClassIdx p = g.add_class("P"), l = g.add_class("L");
+  g.add_node(a, "act", {p}, 2.9);
+  g.add_node(p, "noop", {l}, 0.0);
+  g.add_node(l, "conv_small", {}, 0.5);
+  return g;
+}
+
 // The deep merged triangle where the third output is read plain or relu'd: A and B are
 // mandatory relu'd convs; the third conv's output C (plain) and RC (relu'd) are each read by
 // one form of the mandatory Y = relu(concat(C, D)) | concat(RC, relu(D)), so neither is
