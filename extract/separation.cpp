@@ -923,6 +923,17 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
   auto cls_of = [&](int i) { return g_.nodes[node_of_col_[static_cast<size_t>(i)]].eclass; };
   int added = 0;
   std::vector<int> cand, chosen;
+  // Whether column i and every column chosen so far exclude each other.
+  auto excludes_chosen = [&](int i) {
+    for (int j : chosen) {
+      const ClassIdx p = cls_of(i), q = cls_of(j);
+      if (p == q) continue;
+      steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() +
+                                    col_kids_[static_cast<size_t>(j)].size());
+      if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) return false;
+    }
+    return true;
+  };
   std::map<int, double> row;
   for (ClassIdx k = 0; k < C && added < kMaxCuts && steps < kMaxSteps; ++k) {
     if (r.dense[k] < 0 || col_readers_[k].size() < 2) continue;
@@ -941,40 +952,17 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
     double lhs = 0.0;
     for (int i : cand) {
       if (steps > kMaxSteps) break;
-      bool ok = true;
-      for (int j : chosen) {
-        const ClassIdx p = cls_of(i), q = cls_of(j);
-        if (p == q) continue;
-        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() +
-                                      col_kids_[static_cast<size_t>(j)].size());
-        if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) {
-          ok = false;
-          break;
-        }
-      }
-      if (!ok) continue;
+      if (!excludes_chosen(i)) continue;
       chosen.push_back(i);
       lhs += x[i];
     }
     if (lhs <= xk + kViolation) continue;
-    // Lifted (IlpOptions::lift_exclusive_readers): the readers the LP leaves at 0 that exclude everything chosen join the row (valid,
-    // as every pair is checked; the same violation now, a stronger row for the next rounds).
-    for (int i : col_readers_[k]) {
-      if (!opts_.lift_exclusive_readers) break;
-      if (x[i] > kEps || steps > kMaxSteps) continue;
-      bool ok = true;
-      for (int j : chosen) {
-        const ClassIdx p = cls_of(i), q = cls_of(j);
-        if (p == q) continue;
-        steps += static_cast<int64_t>(col_kids_[static_cast<size_t>(i)].size() +
-                                      col_kids_[static_cast<size_t>(j)].size());
-        if (!below_misses(i, q) || !below_misses(j, p) || !classes_apart(p, q)) {
-          ok = false;
-          break;
-        }
-      }
-      if (ok) chosen.push_back(i);
-    }
+    // Lifted (IlpOptions::lift_exclusive_readers): the readers the LP leaves at 0 that exclude
+    // every reader chosen join the row (valid, as every pair is checked; the same violation
+    // now, a stronger row for the next rounds).
+    if (opts_.lift_exclusive_readers)
+      for (int i : col_readers_[k])
+        if (x[i] <= kEps && steps <= kMaxSteps && excludes_chosen(i)) chosen.push_back(i);
     row.clear();
     for (int i : chosen) row[i] = 1.0;
     for (int i : class_cols_[k]) row[i] -= 1.0;
