@@ -161,7 +161,8 @@ class IlpModel {
   int path_cut_rows_ = 0;
   int exclusive_rows_ = 0;
   int read_rows_ = 0;
-  std::set<ClassIdx> read_row_added_;  // classes whose read-class row the LP has
+  std::set<ClassIdx> read_row_added_;  // classes whose read-class row was added (separate() runs once per
+                                       // model; drop_slack_cuts() may have dropped it since)
   // What separate_exclusive_readers() needs of the part's structure (separation.cpp), built on
   // its first call; null until then.
   struct ReachIndex;

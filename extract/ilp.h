@@ -90,7 +90,7 @@ struct IlpOptions {
   /// budget after 18 rounds and 886 rows; lifted, 3-7 rounds and 10-139 rows close them).
   /// Off only for experiments.
   bool lift_exclusive_readers = true;
-  /// Deep odd covers over pairs of a class the LP uses (at 1) with one it does not, where with
+  /// Deep odd covers over pairs of a class the LP uses (at 1) with another class, where with
   /// both gone a mandatory class has no derivation (separation.cpp). Off only for experiments.
   bool used_pairs = true;
   /// Read-class rows (formulation.h): a class that is no root and not mandatory is used only

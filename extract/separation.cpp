@@ -370,7 +370,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
     if (!class_cols_[c].empty() && req.mandatory[c] && in_part(c)) add_item({c});
 
   // Pairs: the fractional non-mandatory classes, and the mandatory classes of the part.
-  std::vector<ClassIdx> frac, part_mandatory, used, unused;
+  std::vector<ClassIdx> frac, part_mandatory, used;
   for (ClassIdx c = 0; c < C; ++c) {
     if (class_cols_[c].empty() || !in_part(c)) continue;
     if (req.mandatory[c]) {
@@ -379,8 +379,6 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
       frac.push_back(c);
     } else if (v >= 1.0 - kEps) {
       used.push_back(c);
-    } else {
-      unused.push_back(c);
     }
   }
   if (frac.size() >= 2 && steps < kMaxSteps) {
@@ -421,13 +419,15 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
         add_item({a, b});
       }
   }
-  // Pairs with a class the LP does not use: {a, b} where a is used (the LP takes it at 1, so
-  // the pairs above miss it) and b is any class that, with a gone, every extraction of some
-  // mandatory class uses. Inception-v3: a 1x1 conv's output read as it is (relu after the
-  // module's concat, the LP's choice) or relu'd (relu pushed through the concat); the other
-  // two convs are mandatory; the three items close the LP's merged convs at 1/2 each. Found
-  // per a by the requirement fixpoint over the part's columns without a (children first; on a
-  // cyclic part no such pairs): b is in Req_a(M) for a mandatory class M of the part.
+  // Pairs with a class the LP uses at 1: {a, b} where a is such a class (not mandatory; the
+  // pairs above take fractional classes only) and b a class (not mandatory) that, with a gone,
+  // every derivation of some mandatory class uses; at most kMaxPairsPerUsed per a (each pair's
+  // item shares a's leaves, and a leaf shared by more than kMaxUsers items links none of
+  // them), within the round's steps. Inception-v3: a 1x1 conv's output read as it is (relu
+  // after the module's concat, the LP's choice) or relu'd (relu pushed through the concat);
+  // the other two convs are mandatory; the three items close the LP's merged convs at 1/2
+  // each. Found per a by the requirement fixpoint over the part's columns without a (children
+  // first; on a cyclic part no such pairs): b is in Req_a(M) for a mandatory class M.
   if (opts_.used_pairs && !used.empty() && !part_mandatory.empty()) {
     // The part's classes with columns, children first (Kahn over the column-child edges).
     std::vector<int> dense(C, -1);
@@ -451,6 +451,7 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
       }
     if (order.size() == P) {
       constexpr int64_t kMaxPairWork = 4'000'000;  // bitset words touched, per round
+      constexpr size_t kMaxPairsPerUsed = 8;
       int64_t pair_work = 0;
       std::vector<uint64_t> req_a(P * W), acc(W);
       std::vector<char> ok(P);
@@ -488,20 +489,28 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
           ok[d] = 1;
           row[d / 64] |= uint64_t{1} << (d % 64);
         }
+        // The classes b every derivation of some mandatory class uses without a, in class order.
+        std::fill(acc.begin(), acc.end(), 0);
         for (ClassIdx m : part_mandatory) {
           const auto md = static_cast<size_t>(dense[m]);
           if (!ok[md]) continue;  // (a is required: mandatory itself, then)
           const uint64_t* mr = &req_a[md * W];
-          for (size_t w = 0; w < W; ++w)
-            for (uint64_t bits = mr[w]; bits; bits &= bits - 1) {
-              const ClassIdx b = cls[w * 64 + static_cast<size_t>(std::countr_zero(bits))];
-              if (b == a || req.mandatory[b]) continue;
-              pairs.emplace(std::min(a, b), std::max(a, b));
-            }
+          for (size_t w = 0; w < W; ++w) acc[w] |= mr[w];
         }
+        size_t taken = 0;
+        for (size_t w = 0; w < W && taken < kMaxPairsPerUsed; ++w)
+          for (uint64_t bits = acc[w]; bits && taken < kMaxPairsPerUsed; bits &= bits - 1) {
+            const ClassIdx b = cls[w * 64 + static_cast<size_t>(std::countr_zero(bits))];
+            if (b == a || req.mandatory[b]) continue;
+            pairs.emplace(std::min(a, b), std::max(a, b));
+            ++taken;
+          }
       }
       steps += pair_work / 64;
-      for (const auto& [a, b] : pairs) add_item({a, b});
+      for (const auto& [a, b] : pairs) {
+        if (steps >= kMaxSteps) break;
+        add_item({a, b});
+      }
     }
   }
 
@@ -729,8 +738,8 @@ int IlpModel::separate_read_classes(const double* x, std::vector<int>& rstart, s
     // reader, one round each, and a round that leaves the objective where it was ends the
     // rounds.
     up.assign(1, k);
-    read_row_added_.insert(k);
     for (size_t h = 0; h < up.size() && added < kMaxCuts; ++h) {
+      if (!read_row_added_.insert(up[h]).second) continue;  // (queued twice in this walk)
       row.clear();
       for (int i : class_cols_[up[h]]) row[i] = 1.0;
       for (int r : col_readers_[up[h]]) row[r] -= 1.0;
@@ -739,11 +748,7 @@ int IlpModel::separate_read_classes(const double* x, std::vector<int>& rstart, s
       for (int r : col_readers_[up[h]]) {
         const ENode& reader = g_.nodes[node_of_col_[static_cast<size_t>(r)]];
         if (reader.cost > 0.0) continue;  // (the LP pays for raising it: the next round's job)
-        const ClassIdx q = reader.eclass;
-        if (up.size() < kMaxUp && !rowless(q)) {
-          read_row_added_.insert(q);
-          up.push_back(q);
-        }
+        if (up.size() < kMaxUp && !rowless(reader.eclass)) up.push_back(reader.eclass);
       }
     }
   }
