@@ -38,9 +38,14 @@ struct PipelineOptions {
   size_t iter_limit = 15;
   double time_limit_s = 60.0;                  ///< exploration wall-clock limit
   size_t k_multi = 1;
-  /// k_multi > 1 with the ILP: explore and extract at k_multi 1 first, add that result to the
-  /// k_multi e-graph and start the extraction from it, so the result is never worse.
+  /// k_multi > 1 with the ILP: explore and extract at k_multi - 1 first, add that result to the
+  /// k_multi e-graph and start the extraction from it, so the result is never worse
+  /// (pipeline/seed.h).
   bool k1_seed = true;
+  /// k_multi 1 with the ILP (also the k_multi 1 run of a k_multi 2 seed): where the e-graph
+  /// explored without multi-pattern rules has at most a quarter of the e-nodes, its extraction
+  /// first, as the warm start (pipeline/seed.h).
+  bool k0_seed = true;
   CycleFilterMode cycle_filter = CycleFilterMode::Efficient;
   std::vector<std::string> rule_files;         ///< --rules (.rules text or TASO .pb); empty = built-in set
 

@@ -26,6 +26,7 @@
 #include "pipeline/egraph_extract.h"
 #include "pipeline/measure.h"
 #include "pipeline/rule_sources.h"
+#include "pipeline/seed.h"
 #include "pipeline/shape_values.h"
 #include "pipeline/weight_folding.h"
 #include "support/atomic_file.h"
@@ -231,30 +232,6 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rc.k_multi = o.k_multi;
   rc.cycle_filter = o.cycle_filter;
 
-  // ---- seed (k_multi > 1): the k_multi 1 result ----------------------------------------------
-  // Multi-pattern rules in a second iteration can fill the node limit with merges, and the
-  // larger e-graph's ILP then stops further from its optimum (BERT: 1.1252 at k_multi 2 vs
-  // the proven 1.1021 at k_multi 1). The k_multi 1 result, added to the k_multi e-graph as
-  // one more way to compute the root, is a warm start the extraction can only improve on.
-  std::optional<ir::Graph> seed;
-  if (o.k_multi > 1 && o.k1_seed && o.extract == extract::Method::Ilp) {
-    t.restart();
-    EGraph eg1;
-    const EClassId root1 = add_graph(eg1, imp.graph);
-    RunnerConfig rc1 = rc;
-    rc1.k_multi = 1;
-    Runner(eg1).with_config(rc1).run(rules);
-    const ENodePrices prices1 = costing.price(eg1);
-    const ExtractView view1 = to_extract_graph(eg1, root1, prices1.cost);
-    const extract::ExtractResult ex1 = extract::extract(view1.graph, eo);
-    seed = choice_to_graph(eg1, root1, view1, ex1.choice);
-    rep.extraction.seed_cost = ex1.dag_cost;
-    rep.times["seed"] = t.seconds();
-    if (o.progress)
-      std::fprintf(stderr, "seed: k_multi 1 result %.4f ms (%s) in %.3f s\n", ex1.dag_cost, ex1.status.c_str(),
-                   rep.times["seed"]);
-  }
-
   // ---- explore ----------------------------------------------------------------------------
   t.restart();
   EGraph eg;
@@ -280,26 +257,37 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
         rep.rule_stats[run.rule_names[r]] = {{"matches", totals[r].matches}, {"applied", totals[r].applied}};
   }
 
+  // ---- seed: the extraction of a lower k_multi as the warm start (pipeline/seed.h) ------------
+  std::optional<Seed> seed;
+  if (o.extract == extract::Method::Ilp && (o.k_multi == 1 ? o.k0_seed : o.k1_seed)) {
+    t.restart();
+    const SeedContext ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
+    seed = lower_k_seed(ctx, o.k_multi, run.nodes);
+    rep.times["seed"] = t.seconds();
+    if (seed) {
+      rep.extraction.seed_cost = seed->cost;
+      rep.extraction.seed_k_multi = seed->k_multi;
+      if (o.progress)
+        std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,
+                     rep.times["seed"]);
+    }
+  }
+
   // ---- extract ----------------------------------------------------------------------------
   t.restart();
   std::vector<EClassId> seed_classes;
   if (seed) {
-    const EClassId seed_root = add_graph(eg, *seed, &seed_classes);
-    // Usually the class exists already (the k_multi e-graph has the k_multi 1 result's terms).
-    if (eg.find(root) != eg.find(seed_root) && !eg.merge_checked(root, seed_root, "k_multi 1 seed")) seed.reset();
-    eg.rebuild();
-    root = eg.find(root);
+    seed_classes = add_seed(eg, root, *seed);
+    if (seed_classes.empty()) seed.reset();
   }
   const ENodePrices prices = costing.price(eg);
   rep.times["extract.price"] = t.seconds();
   ExtractView view = to_extract_graph(eg, root, prices.cost);
   rep.times["extract.graph"] = t.seconds() - rep.times["extract.price"];
   if (!o.dump_egraph.empty()) extract::write_egraph_json(view.graph, o.dump_egraph);
-  if (seed) {
-    extract::Choice hint = graph_to_choice(eg, view, *seed, seed_classes);
-    if (hint.empty()) spdlog::warn("the k_multi 1 result is not an extraction of the k_multi e-graph; not used");
-    else eo.ilp.hints.push_back(std::move(hint));
-  }
+  if (seed)
+    if (extract::Choice hint = seed_choice(eg, view, *seed, seed_classes); !hint.empty())
+      eo.ilp.hints.push_back(std::move(hint));
   if (o.progress && eo.method == extract::Method::Ilp)
     std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
                  view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);

@@ -62,7 +62,8 @@ struct PipelineReport {
   } egraph;
   /// The extraction's figures (extract::ExtractResult without its choice), and the seed's.
   struct Extraction : extract::ExtractResult {
-    double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< k_multi 1 result (k_multi > 1), else NaN
+    double seed_cost = std::numeric_limits<double>::quiet_NaN();  ///< the seed's cost (pipeline/seed.h), else NaN
+    size_t seed_k_multi = 0;                                       ///< the k_multi the seed was explored at
   } extraction;
   VerifyResult verify;
   bool verify_ran = false;

@@ -93,7 +93,10 @@ nlohmann::json PipelineReport::to_json() const {
     j["extraction"]["swapped"] = extraction.swapped;
     if (extraction.restriction_rounds > 0) j["extraction"]["restriction"] = extract::restriction_json(extraction);
   }
-  if (!std::isnan(extraction.seed_cost)) j["extraction"]["seed_cost"] = extraction.seed_cost;
+  if (!std::isnan(extraction.seed_cost)) {
+    j["extraction"]["seed_cost"] = extraction.seed_cost;
+    j["extraction"]["seed_k_multi"] = extraction.seed_k_multi;
+  }
   if (verify_ran) {
     j["verify"] = {{"method", verify.method},
                    {"passed", verify.passed},
@@ -262,7 +265,7 @@ void PipelineReport::print(FILE* out) const {
     if (std::isfinite(extraction.restricted_bound)) std::fprintf(out, ", bound %.4f", extraction.restricted_bound);
   }
   if (!std::isnan(extraction.seed_cost))
-    std::fprintf(out, ", started from the k_multi 1 result (%.4f ms)", extraction.seed_cost);
+    std::fprintf(out, ", started from the k_multi %zu result (%.4f ms)", extraction.seed_k_multi, extraction.seed_cost);
   std::fprintf(out, "\n");
   if (verify_ran && verify.method == kVerifyUnchanged)
     std::fprintf(out, "verification: not needed, the output is the input file\n");
@@ -291,7 +294,7 @@ void PipelineReport::print(FILE* out) const {
   }
   auto tm = [&](const char* k) { return times.count(k) ? times.at(k) : 0.0; };
   std::fprintf(out, "time: import %.3f s, ", tm("import"));
-  if (times.count("seed")) std::fprintf(out, "k_multi 1 seed %.3f s, ", tm("seed"));
+  if (times.count("seed")) std::fprintf(out, "seed %.3f s, ", tm("seed"));
   std::fprintf(out, "explore %.3f s, extract %.3f s (pricing %.3f s), export %.3f s, verify %.3f s, ", tm("explore"),
                tm("extract"), tm("extract.price"), tm("export"), tm("verify"));
   if (times.count("measure")) std::fprintf(out, "measure %.3f s, ", tm("measure"));

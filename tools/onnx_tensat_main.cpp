@@ -76,6 +76,11 @@ int main(int argc, char** argv) {
                "with --k-multi above 1: do not start the extraction from the k_multi 1 result (which makes it never "
                "worse than k_multi 1)")
       ->group(g1);
+  bool no_k0_seed = false;
+  app.add_flag("--no-k0-seed", no_k0_seed,
+               "at --k-multi 1 (and in the k_multi 1 seed of --k-multi 2): do not start the extraction from the "
+               "k_multi 0 result where that e-graph has at most a quarter of the e-nodes")
+      ->group(g1);
   using tensat::CycleFilterMode;
   app.add_option("--cycle-filter", o.cycle_filter, "efficient|vanilla|none")
       ->transform(one_of({CycleFilterMode::Efficient, CycleFilterMode::Vanilla, CycleFilterMode::None},
@@ -164,6 +169,7 @@ int main(int argc, char** argv) {
   if (auto code = tensat::tools::parse_command_line(app, argc, argv)) return *code;
   o.verbose = verbose;
   o.k1_seed = !no_k1_seed;
+  o.k0_seed = !no_k0_seed;
   o.progress = !o.quiet && (verbose > 0 || ::isatty(STDERR_FILENO));
   tensat::tools::use_tool_logger("onnx-tensat", verbose, o.quiet);
 
