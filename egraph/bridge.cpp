@@ -33,6 +33,37 @@ EClassId add_graph(EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_c
   return eg.find(cls[g.root()]);
 }
 
+std::optional<EClassId> find_graph(const EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_classes) {
+  if (!g.has_root()) throw std::invalid_argument("find_graph: the graph has no root");
+  const size_t n = g.size();
+  std::vector<bool> live(n, false);
+  live[g.root()] = true;
+  for (size_t i = n; i-- > 0;) {
+    if (!live[i]) continue;
+    for (auto c : g.node(static_cast<ir::NodeId>(i)).children) live[c] = true;
+  }
+  std::vector<EClassId> cls(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!live[i]) continue;
+    const ir::Node& nd = g.node(static_cast<ir::NodeId>(i));
+    std::optional<EClassId> c;
+    if (nd.op == Op::Num) {
+      c = eg.lookup_num(nd.num);
+    } else if (nd.op == Op::Sym) {
+      c = eg.lookup_sym(nd.sym);
+    } else {
+      ENode en;
+      en.op = nd.op;
+      for (auto k : nd.children) en.children.push_back(cls[k]);
+      c = eg.lookup(std::move(en));
+    }
+    if (!c) return std::nullopt;
+    cls[i] = eg.find(*c);
+  }
+  if (node_classes) *node_classes = cls;
+  return cls[g.root()];
+}
+
 ir::Graph term_from_choice(const EGraph& eg, EClassId root, const std::vector<int64_t>& choice) {
   ir::Graph g;
   const size_t nc = eg.class_capacity();

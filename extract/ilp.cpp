@@ -378,6 +378,21 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
                 std::isnan(warm.worklist) ? std::string("capped")
                                           : fmt::format("{} -> {}", warm.worklist, warm.worklist_local),
                 warm.worklist_s, concurrent ? ", beside the reduction and LM-cut" : "");
+  // Late hints (IlpOptions::late_hints), where LM-cut's first bound leaves the warm start open:
+  // a cheaper one is the incumbent the elimination and the rest start from (it is a start,
+  // not something the ILP found: `improved` stays as it was).
+  if (bounding) p.raise(bounding->lm.bound(), "lm-cut");
+  if (opts.late_hints && !p.closed()) {
+    for (const Choice& hint : opts.late_hints()) {
+      Choice c = improved_hint(g, index, opts, hint);
+      if (c.empty()) continue;
+      if (opts.reduce) c = map_to_reduced(g, red, c);
+      const bool was_improved = p.improved;
+      if (offer(g, p, c))
+        spdlog::debug("ilp: [{:.4f} s] late hint {} (after the local search)", seconds_since(t0), p.cost);
+      p.improved = was_improved;
+    }
+  }
   // The budget starts after the warm start (which is always computed). The wall-clock time
   // limit is only a safety net: every phase that could run long is capped by counted work.
   res.work_budget = ilp_work_budget(g, opts);

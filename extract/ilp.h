@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ struct IlpOptions {
   /// skipped with a debug line) is improved by the local search and competes with the others,
   /// so the result is never worse than any valid hint.
   std::vector<Choice> hints;
+  /// Hints that cost something to compute (pipeline/seed.h: a lower k_multi's extraction):
+  /// asked for once, after the warm start, only where LM-cut's first bound does not already
+  /// prove it optimal; each is improved by the local search as the hints are, and becomes the
+  /// incumbent where cheaper (before the elimination, which then keeps fewer nodes).
+  std::function<std::vector<Choice>()> late_hints;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.

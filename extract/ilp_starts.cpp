@@ -26,6 +26,16 @@ const ExtractResult& SharedGreedy::get() {
   return result_;
 }
 
+Choice improved_hint(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, const Choice& hint) {
+  if (const std::string why = extraction_problem(g, hint); !why.empty()) {
+    spdlog::debug("ilp: hint skipped: {}", why);
+    return {};
+  }
+  LocalSearchOptions lo;
+  lo.revisit = false;  // (as the warm start's)
+  return opts.local_search ? improve_local(g, index, hint, lo).choice : hint;
+}
+
 WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy) {
   WarmStart w;  // (one index for every heuristic here)
   // The local search does not re-evaluate classes that did not pay (local_search.h): this is
@@ -65,11 +75,8 @@ WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOp
   w.choice = w.local.dag_cost <= w.greedy.dag_cost ? w.local.choice : w.greedy.choice;
   double start_cost = std::min(w.local.dag_cost, w.greedy.dag_cost);
   for (const Choice& hint : opts.hints) {
-    if (const std::string why = extraction_problem(g, hint); !why.empty()) {
-      spdlog::debug("ilp: hint skipped: {}", why);
-      continue;
-    }
-    Choice c = opts.local_search ? improve_local(g, index, hint, lo).choice : hint;
+    Choice c = improved_hint(g, index, opts, hint);
+    if (c.empty()) continue;
     const double cost = dag_cost(g, c);
     spdlog::debug("ilp: hint {} (after the local search {})", dag_cost(g, hint), cost);
     if (cost < start_cost) {

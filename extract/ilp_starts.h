@@ -47,6 +47,10 @@ class SharedGreedy {
   ExtractResult result_;
 };
 
+/// A hint as the warm start takes it: improved by the local search (where opts.local_search),
+/// or empty where it is no valid extraction of g.
+Choice improved_hint(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, const Choice& hint);
+
 /// `index` is g's (graph_index.h), shared with the reduction beside it (extract_ilp), and
 /// `greedy` g's greedy extraction (shared with the caller).
 WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy);

@@ -45,6 +45,7 @@ std::pair<int64_t, int64_t> restricted_search(const ExtractGraph& g, const Graph
     o.work = res.work_budget;
     o.time_limit_s = seconds_left;
     o.hints.clear();
+    o.late_hints = nullptr;  // (of the whole problem; its incumbent, below, has what they gave)
     // The incumbent made an extraction of the restricted problem (no dearer there).
     if (Choice hint = map_to_restricted(g, red, r, p.incumbent); !hint.empty())
       o.hints.push_back(std::move(hint));

@@ -258,19 +258,17 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   }
 
   // ---- seed: the extraction of a lower k_multi as the warm start (pipeline/seed.h) ------------
+  // At k_multi 2 and above, computed here and added to the e-graph; at k_multi 1, the k_multi 0
+  // result as the ILP's late hint (below), computed inside the extraction where needed.
+  const SeedContext seed_ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
   std::optional<Seed> seed;
-  if (o.extract == extract::Method::Ilp && (o.k_multi == 1 ? o.k0_seed : o.k1_seed)) {
+  if (o.extract == extract::Method::Ilp && o.k_multi >= 2 && o.k1_seed) {
     t.restart();
-    const SeedContext ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
-    seed = lower_k_seed(ctx, o.k_multi, run.nodes);
+    seed = lower_k_seed(seed_ctx, o.k_multi);
     rep.times["seed"] = t.seconds();
-    if (seed) {
-      rep.extraction.seed_cost = seed->cost;
-      rep.extraction.seed_k_multi = seed->k_multi;
-      if (o.progress)
-        std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,
-                     rep.times["seed"]);
-    }
+    if (seed && o.progress)
+      std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,
+                   rep.times["seed"]);
   }
 
   // ---- extract ----------------------------------------------------------------------------
@@ -288,6 +286,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   if (seed)
     if (extract::Choice hint = seed_choice(eg, view, *seed, seed_classes); !hint.empty())
       eo.ilp.hints.push_back(std::move(hint));
+  LateSeed late;
+  if (o.k_multi == 1) eo.ilp.late_hints = k0_late_hint(seed_ctx, eg, root, view, run.nodes, late);
   if (o.progress && eo.method == extract::Method::Ilp)
     std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
                  view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);
@@ -296,6 +296,11 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.times["extract"] = t.seconds();
   static_cast<extract::ExtractResult&>(rep.extraction) = ex;
   rep.extraction.choice.clear();  // (the report keeps the figures; the choice is `best`)
+  if (const std::optional<Seed>& s = seed ? seed : late.seed) {
+    rep.extraction.seed_cost = s->cost;
+    rep.extraction.seed_k_multi = s->k_multi;
+  }
+  if (late.asked) rep.times["extract.seed"] = late.seconds;  // (within the extraction's time)
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

@@ -104,9 +104,8 @@ def table_main(a, models):
     print("\n### Optimization time and predicted speedup (k_multi 1, ILP, efficient cycle filter)\n")
     abl = " ".join(a.ablation)
     extra_head = f" | ablation ({abl}): its speedup | its written graph re-imported, priced by the main model (a conv only a relu reads priced fused, as runtimes run it)" if a.ablation else ""
-    # The extract column counts the seed's time too (pipeline/seed.h: a k_multi 0 exploration and
-    # extraction where that e-graph is small).
-    print("| model | explore (s) | extract (s, with its seed) | paper explore/extract (s) | e-nodes | e-classes | iters | stop "
+    # (The extract column includes the k_multi 0 late hint where the ILP asks for it, pipeline/seed.h.)
+    print("| model | explore (s) | extract (s) | paper explore/extract (s) | e-nodes | e-classes | iters | stop "
           "| cost before (ms) | cost after (ms) | speedup | paper TENSAT | misses | extraction | verify" + extra_head + " |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if a.ablation else ""))
     res = {}
@@ -123,8 +122,7 @@ def table_main(a, models):
         if a.ablation:
             own, under_main = ablation(a, m)
             cells = f" | {own} | {under_main}"
-        extract_s = r['times'].get('seed', 0.0) + r['times']['extract']
-        print(f"| {m} | {r['times']['explore']:.3f} | {extract_s:.3f} | {fmt(p[2], 2)} / {fmt(p[3], 2)} "
+        print(f"| {m} | {r['times']['explore']:.3f} | {r['times']['extract']:.3f} | {fmt(p[2], 2)} / {fmt(p[3], 2)} "
               f"| {e['nodes']} | {e['classes']} | {e['iterations']} | {e['stop_reason']} | {r['cost_before']:.4f} "
               f"| {r['cost_after']:.4f} | {speed(r)} | {fmt(p[5], 1)}{'%' if p[5] is not None else ''} | {misses} | {r['extraction']['method']} "
               f"{r['extraction']['status']} | {r['verify']['passed']}{cells} |")
@@ -138,8 +136,8 @@ def table_main(a, models):
 
 def table_variants(a, models, title, variants):
     print(f"\n### {title}\n")
-    # k_multi > 1 also explores and extracts at k_multi 1 first, k_multi 1 at k_multi 0 where that
-    # e-graph is small (the seed, pipeline/seed.h): counted in the time.
+    # k_multi > 1 also explores and extracts at k_multi 1 first (the seed, pipeline/seed.h):
+    # counted in the time (a k_multi 1 extraction's k_multi 0 late hint is in its extract time).
     head = "| model | " + " | ".join(f"{name}: extracted cost / speedup / (seed+)explore+extract (s)"
                                      for name, _ in variants) + " |"
     print(head)

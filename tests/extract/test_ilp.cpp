@@ -479,6 +479,50 @@ TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
   expect_lp_proof_by(testing::deep_merged_triangle_with_twin(), 8.4, &IlpOptions::odd_cover_cuts);
 }
 
+// Late hints (IlpOptions::late_hints) are asked for once, after the warm start, only where
+// LM-cut's first bound does not prove it; a cheaper one becomes the incumbent (the warm start's
+// cost is reported as it was), and an invalid one is skipped.
+TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
+  ExtractGraph easy;  // one class, two leaves: the warm start is optimal and LM-cut proves it
+  const ClassIdx r = easy.add_class("r");
+  easy.add_node(r, "a", {}, 1.0);
+  easy.add_node(r, "b", {}, 2.0);
+  easy.roots = {r};
+  int asked = 0;
+  IlpOptions opts;
+  opts.late_hints = [&] {
+    ++asked;
+    return std::vector<Choice>{};
+  };
+  EXPECT_EQ(extract_ilp(easy, opts).status, "optimal");
+  EXPECT_EQ(asked, 0);
+
+  // The deep merged triangle (builders.h): the warm start is not proven by LM-cut.
+  const ExtractGraph g = testing::deep_merged_triangle();
+  Choice best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  testing::for_each_extraction(g, [&](const Choice& c) {
+    if (dag_cost(g, c) < best_cost) {
+      best_cost = dag_cost(g, c);
+      best = c;
+    }
+  });
+  IlpOptions plain;
+  plain.landmarks = true;
+  const ExtractResult without = extract_ilp(g, plain);
+  ASSERT_GT(without.warm_start_cost, best_cost + 1e-9);  // (else this case tests nothing)
+  opts.late_hints = [&] {
+    ++asked;
+    return std::vector<Choice>{Choice(g.classes.size(), 0), best};  // the first is no extraction
+  };
+  const ExtractResult with = extract_ilp(g, opts);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(with.status, "optimal");
+  EXPECT_NEAR(with.dag_cost, best_cost, 1e-9);
+  EXPECT_EQ(with.warm_start_cost, without.warm_start_cost);
+  EXPECT_LE(with.work_used, without.work_used);
+}
+
 // A leaf of the deep odd cover's region that nothing in use reads (tests/extract/builders.h):
 // the LP meets the cover by buying it alone; the read-class rows close that (with them off,
 // proof "cbc"). Odd covers on, the other families off, blocks or not.

@@ -7,7 +7,8 @@
    against 2 735 on 2026-11-28: the seed is the optimum, and with it as the incumbent LM-cut's
    elimination and the LPs prove it).
 2. NasNet-A, whose k_multi 0 e-graph is nearly as large as its k_multi 1 one: no seed (that
-   e-graph's ILP would cost about as much as the one it is meant to help).
+   e-graph's ILP would cost about as much as the one it is meant to help); SqueezeNet, whose
+   warm start LM-cut proves: the hint is not even asked for (no "extract.seed" time).
 3. --k-multi 2 on NasRNN: seeded from k_multi 1 (itself seeded from k_multi 0), never worse.
 
 usage: lower_k_seed.py ONNX_TENSAT MODELS_DIR
@@ -62,6 +63,10 @@ def main():
               f"NasRNN: ILP work {s['work_used']} with the seed, {p['work_used']} without (under a tenth)")
         nasnet = run(a.tool, os.path.join(a.models, "nasneta.onnx"), tmp, [])
         check("seed_cost" not in nasnet["extraction"], "NasNet-A: no k_multi 0 seed (its e-graph is not small)")
+        squeeze = run(a.tool, os.path.join(a.models, "squeezenet.onnx"), tmp, [])
+        check("extract.seed" not in squeeze["times"] and squeeze["extraction"]["status"] == "optimal",
+              "SqueezeNet: proven by LM-cut, the k_multi 0 hint not asked for")
+        check("extract.seed" in seeded["times"], "NasRNN: the k_multi 0 hint's time is reported")
         k2 = run(a.tool, nasrnn, tmp, ["--k-multi", "2"])
         e2 = k2["extraction"]
         check(e2.get("seed_k_multi") == 1, f"NasRNN k_multi 2: seeded from k_multi {e2.get('seed_k_multi')} (1)")
