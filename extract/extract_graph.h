@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -86,6 +87,8 @@ struct ExtractResult {
   int ilp_rounds = 0;            ///< ILP solves (cycle-cut rounds)
   int cycle_cuts = 0;            ///< lazy cycle cuts added
   double warm_start_cost = 0.0;  ///< DAG cost of the ILP's warm start
+  /// The cost of the late hint that became the incumbent (IlpOptions::late_hints), NaN if none.
+  double late_hint_cost = std::numeric_limits<double>::quiet_NaN();
   std::string proof;             ///< what closed the bound: "lm-cut", "lp", "cbc"; empty if open
   int64_t work_budget = 0;       ///< the ILP's work budget for proving or improving (ilp.h)
   int64_t work_used = 0;         ///< the part of it used

@@ -344,7 +344,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   ExtractResult res;
   res.method = "ilp";
 
-  const auto hard_end =
+  auto hard_end =  // (moved on by the time the late hints take, below)
       t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(opts.time_limit_s));
   auto left_s = [&] { return std::chrono::duration<double>(hard_end - Clock::now()).count(); };
 
@@ -381,15 +381,22 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   // Late hints (IlpOptions::late_hints), where LM-cut's first bound leaves the warm start open:
   // a cheaper one is the incumbent the elimination and the rest start from (it is a start,
   // not something the ILP found: `improved` stays as it was).
+  // Their time (bounded by their own work and node limits, pipeline/seed.h) does not count
+  // against this call's wall-clock safety net.
   if (bounding) p.raise(bounding->lm.bound(), "lm-cut");
   if (opts.late_hints && !p.closed()) {
-    for (const Choice& hint : opts.late_hints()) {
+    const auto asked = Clock::now();
+    const std::vector<Choice> hints = opts.late_hints();
+    hard_end += Clock::now() - asked;
+    for (const Choice& hint : hints) {
       Choice c = improved_hint(g, index, opts, hint);
       if (c.empty()) continue;
       if (opts.reduce) c = map_to_reduced(g, red, c);
       const bool was_improved = p.improved;
-      if (offer(g, p, c))
+      if (offer(g, p, c)) {
+        res.late_hint_cost = p.cost;
         spdlog::debug("ilp: [{:.4f} s] late hint {} (after the local search)", seconds_since(t0), p.cost);
+      }
       p.improved = was_improved;
     }
   }

@@ -70,7 +70,8 @@ struct IlpOptions {
   /// Hints that cost something to compute (pipeline/seed.h: a lower k_multi's extraction):
   /// asked for once, after the warm start, only where LM-cut's first bound does not already
   /// prove it optimal; each is improved by the local search as the hints are, and becomes the
-  /// incumbent where cheaper (before the elimination, which then keeps fewer nodes).
+  /// incumbent where cheaper (before the elimination, which then keeps fewer nodes;
+  /// ExtractResult::late_hint_cost). Their time does not count against time_limit_s.
   std::function<std::vector<Choice>()> late_hints;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make

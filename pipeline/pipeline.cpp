@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -232,6 +233,21 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rc.k_multi = o.k_multi;
   rc.cycle_filter = o.cycle_filter;
 
+  // ---- seed: the extraction of a lower k_multi as the warm start (pipeline/seed.h) ------------
+  // At k_multi 2 and above, computed here (before the larger exploration: its e-graph is freed
+  // first) and added to the e-graph; at k_multi 1, the k_multi 0 result as the ILP's late hint
+  // (below), computed inside the extraction where needed.
+  const SeedContext seed_ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
+  std::optional<Seed> seed;
+  if (o.extract == extract::Method::Ilp && o.k_multi >= 2 && o.k1_seed) {
+    t.restart();
+    seed = lower_k_seed(seed_ctx, o.k_multi);
+    rep.times["seed"] = t.seconds();
+    if (seed && o.progress)
+      std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,
+                   rep.times["seed"]);
+  }
+
   // ---- explore ----------------------------------------------------------------------------
   t.restart();
   EGraph eg;
@@ -255,20 +271,6 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     for (size_t r = 0; r < totals.size() && r < run.rule_names.size(); ++r)
       if (totals[r].matches || totals[r].applied)
         rep.rule_stats[run.rule_names[r]] = {{"matches", totals[r].matches}, {"applied", totals[r].applied}};
-  }
-
-  // ---- seed: the extraction of a lower k_multi as the warm start (pipeline/seed.h) ------------
-  // At k_multi 2 and above, computed here and added to the e-graph; at k_multi 1, the k_multi 0
-  // result as the ILP's late hint (below), computed inside the extraction where needed.
-  const SeedContext seed_ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
-  std::optional<Seed> seed;
-  if (o.extract == extract::Method::Ilp && o.k_multi >= 2 && o.k1_seed) {
-    t.restart();
-    seed = lower_k_seed(seed_ctx, o.k_multi);
-    rep.times["seed"] = t.seconds();
-    if (seed && o.progress)
-      std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,
-                   rep.times["seed"]);
   }
 
   // ---- extract ----------------------------------------------------------------------------
@@ -296,7 +298,8 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   rep.times["extract"] = t.seconds();
   static_cast<extract::ExtractResult&>(rep.extraction) = ex;
   rep.extraction.choice.clear();  // (the report keeps the figures; the choice is `best`)
-  if (const std::optional<Seed>& s = seed ? seed : late.seed) {
+  // (The late hint counts where it became the ILP's incumbent.)
+  if (const std::optional<Seed>& s = seed ? seed : std::isnan(ex.late_hint_cost) ? std::nullopt : late.seed) {
     rep.extraction.seed_cost = s->cost;
     rep.extraction.seed_k_multi = s->k_multi;
   }

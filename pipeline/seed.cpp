@@ -9,24 +9,30 @@ namespace tensat {
 
 namespace {
 
-// Explores the input at k_multi `k` with `node_limit` and extracts it (a k_multi 1 extraction
-// with its own k_multi 0 late hint); nullopt where the exploration stopped at the node limit
-// and `need_complete`.
+// Explores the input at k_multi `k` with `node_limit` and extracts it, seeded as the pipeline
+// seeds an extraction at k (from k - 1 at k >= 2, never worse than it; at k 1 the k 0 late
+// hint); nullopt where the exploration stopped at the node limit and `need_complete`.
 std::optional<Seed> explore_and_extract(const SeedContext& ctx, size_t k, size_t node_limit, bool need_complete) {
   Stopwatch t;
+  const std::optional<Seed> lower = lower_k_seed(ctx, k);  // (k >= 2 only; before this e-graph exists)
   EGraph eg;
-  const EClassId root = add_graph(eg, ctx.input);
+  EClassId root = add_graph(eg, ctx.input);
   RunnerConfig rc = ctx.explore;
   rc.k_multi = k;
   rc.node_limit = node_limit;
   rc.on_iteration = nullptr;
   const RunReport run = Runner(eg).with_config(rc).run(ctx.rules);
   if (need_complete && run.stop_reason == StopReason::NodeLimit) return std::nullopt;
+  std::vector<EClassId> lower_classes;
+  if (lower) lower_classes = add_seed(eg, root, *lower);
   const ENodePrices prices = ctx.costing.price(eg);
   const ExtractView view = to_extract_graph(eg, root, prices.cost);
   extract::ExtractOptions eo = ctx.extract;
   eo.ilp.hints.clear();  // (ctx.extract is the larger extraction's: its hints are not this one's)
   eo.ilp.late_hints = nullptr;
+  if (lower && !lower_classes.empty())
+    if (extract::Choice hint = seed_choice(eg, view, *lower, lower_classes); !hint.empty())
+      eo.ilp.hints.push_back(std::move(hint));
   LateSeed own;
   if (k == 1) eo.ilp.late_hints = k0_late_hint(ctx, eg, root, view, run.nodes, own);
   const extract::ExtractResult ex = extract::extract(view.graph, eo);

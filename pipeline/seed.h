@@ -1,10 +1,10 @@
 // The extraction's warm start from a lower k_multi (issue #17): the same input explored with
 // fewer iterations of multi-pattern rules gives a smaller e-graph whose ILP is quick, and its
 // result is an extraction of the larger e-graph the ILP there can only improve on.
-//   * k_multi 2 and above: the k_multi - 1 result, always, added to the larger e-graph (the
-//     larger e-graph's ILP stopped further from its optimum without it: BERT 1.1252 at
-//     k_multi 2 against the proven 1.1021 at k_multi 1, table v1). The result is then never
-//     worse than k_multi - 1's.
+//   * k_multi 2 and above: the k_multi - 1 result (itself seeded so), always, computed before
+//     the larger exploration and added to its e-graph (the larger e-graph's ILP stopped further
+//     from its optimum without it: BERT 1.1252 at k_multi 2 against the proven 1.1021 at
+//     k_multi 1, table v1). The result is then never worse than k_multi - 1's, nor k_multi 1's.
 //   * k_multi 1 (and the k_multi 1 run of a k_multi 2 seed): the k_multi 0 result, as a late
 //     hint (extract::IlpOptions::late_hints): computed only where LM-cut's first bound leaves
 //     the warm start open, and where the k_multi 0 e-graph has at most a quarter of the
@@ -50,8 +50,9 @@ struct SeedContext {
   bool from_k0 = true;  ///< give k_multi 1 extractions the k_multi 0 late hint
 };
 
-/// The seed of an extraction at k_multi >= 2: the k_multi - 1 result (itself with the k_multi 0
-/// late hint where that is k_multi 1); nullopt below k_multi 2 or without the ILP.
+/// The seed of an extraction at k_multi >= 2: the k_multi - 1 result (itself seeded so, and
+/// with the k_multi 0 late hint where that is k_multi 1); nullopt below k_multi 2 or without
+/// the ILP.
 std::optional<Seed> lower_k_seed(const SeedContext& ctx, size_t k_multi);
 
 /// What the late hint did: whether the extraction asked for it, the time it took, and the seed

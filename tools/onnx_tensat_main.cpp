@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--k-multi", o.k_multi, "iterations in which multi-pattern rules apply")->default_val(o.k_multi)->group(g1);
   bool no_k1_seed = false;
   app.add_flag("--no-k1-seed", no_k1_seed,
-               "with --k-multi above 1: do not start the extraction from the k_multi 1 result (which makes it never "
-               "worse than k_multi 1)")
+               "with --k-multi above 1: do not start the extraction from the k_multi - 1 result (which makes it "
+               "never worse than k_multi 1)")
       ->group(g1);
   bool no_k0_seed = false;
   app.add_flag("--no-k0-seed", no_k0_seed,

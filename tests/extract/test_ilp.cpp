@@ -508,7 +508,6 @@ TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
     }
   });
   IlpOptions plain;
-  plain.landmarks = true;
   const ExtractResult without = extract_ilp(g, plain);
   ASSERT_GT(without.warm_start_cost, best_cost + 1e-9);  // (else this case tests nothing)
   opts.late_hints = [&] {
