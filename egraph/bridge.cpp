@@ -6,8 +6,12 @@
 
 namespace tensat {
 
-EClassId add_graph(EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_classes) {
-  if (!g.has_root()) throw std::invalid_argument("add_graph: the graph has no root");
+namespace {
+
+// The class of every node of g its root reaches, children first: class_of(i, node, cls) gives
+// node i's class from its children's (in cls), or nullopt, which ends the walk (false).
+template <class ClassOf>
+bool classes_of_reachable(const ir::Graph& g, std::vector<EClassId>& cls, ClassOf&& class_of) {
   const size_t n = g.size();
   std::vector<bool> live(n, false);
   live[g.root()] = true;
@@ -15,19 +19,33 @@ EClassId add_graph(EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_c
     if (!live[i]) continue;
     for (auto c : g.node(static_cast<ir::NodeId>(i)).children) live[c] = true;
   }
-  std::vector<EClassId> cls(n);
+  cls.assign(n, EClassId{});
   for (size_t i = 0; i < n; ++i) {
     if (!live[i]) continue;
-    const ir::Node& nd = g.node(static_cast<ir::NodeId>(i));
+    const std::optional<EClassId> c = class_of(i, g.node(static_cast<ir::NodeId>(i)), cls);
+    if (!c) return false;
+    cls[i] = *c;
+  }
+  return true;
+}
+
+}  // namespace
+
+EClassId add_graph(EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_classes) {
+  if (!g.has_root()) throw std::invalid_argument("add_graph: the graph has no root");
+  std::vector<EClassId> cls;
+  classes_of_reachable(g, cls, [&](size_t i, const ir::Node& nd, const std::vector<EClassId>& done) {
     ENode en;
     en.op = nd.op;
     if (nd.op == Op::Num) en.num = nd.num;
     else if (nd.op == Op::Sym) en.num = eg.intern(nd.sym);
-    for (auto c : nd.children) en.children.push_back(cls[c]);
+    for (auto c : nd.children) en.children.push_back(done[c]);
     std::string err;
-    if (!eg.try_add(std::move(en), &cls[i], &err))
+    EClassId added;
+    if (!eg.try_add(std::move(en), &added, &err))
       throw std::invalid_argument("add_graph: node %" + std::to_string(i) + ": " + err);
-  }
+    return std::optional<EClassId>(added);
+  });
   eg.rebuild();
   if (node_classes) *node_classes = cls;
   return eg.find(cls[g.root()]);
@@ -35,17 +53,8 @@ EClassId add_graph(EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_c
 
 std::optional<EClassId> find_graph(const EGraph& eg, const ir::Graph& g, std::vector<EClassId>* node_classes) {
   if (!g.has_root()) throw std::invalid_argument("find_graph: the graph has no root");
-  const size_t n = g.size();
-  std::vector<bool> live(n, false);
-  live[g.root()] = true;
-  for (size_t i = n; i-- > 0;) {
-    if (!live[i]) continue;
-    for (auto c : g.node(static_cast<ir::NodeId>(i)).children) live[c] = true;
-  }
-  std::vector<EClassId> cls(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (!live[i]) continue;
-    const ir::Node& nd = g.node(static_cast<ir::NodeId>(i));
+  std::vector<EClassId> cls;
+  const bool found = classes_of_reachable(g, cls, [&](size_t, const ir::Node& nd, const std::vector<EClassId>& done) {
     std::optional<EClassId> c;
     if (nd.op == Op::Num) {
       c = eg.lookup_num(nd.num);
@@ -54,12 +63,12 @@ std::optional<EClassId> find_graph(const EGraph& eg, const ir::Graph& g, std::ve
     } else {
       ENode en;
       en.op = nd.op;
-      for (auto k : nd.children) en.children.push_back(cls[k]);
+      for (auto k : nd.children) en.children.push_back(done[k]);
       c = eg.lookup(std::move(en));
     }
-    if (!c) return std::nullopt;
-    cls[i] = eg.find(*c);
-  }
+    return c ? std::optional<EClassId>(eg.find(*c)) : std::nullopt;
+  });
+  if (!found) return std::nullopt;
   if (node_classes) *node_classes = cls;
   return cls[g.root()];
 }

@@ -16,22 +16,12 @@ usage: ilp_flags.py ONNX_TENSAT INCEPTIONV3.onnx
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(tool, model, tmp, flags):
-    out = os.path.join(tmp, "out.onnx")
-    report = os.path.join(tmp, "report.json")
-    cmd = [tool, model, out, "--verify", "off", "--measure", "off", "-q", "--report", report] + flags
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr}")
-    with open(report) as f:
-        return json.load(f)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_checks import Checks, run_report  # noqa: E402
 
 
 def main():
@@ -39,24 +29,19 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("model")
     a = ap.parse_args()
-    failures = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
+    check = Checks()
 
     with tempfile.TemporaryDirectory() as tmp:
-        proven = run(a.tool, a.model, tmp, ["--ilp-work", "50000", "--ilp-stall-work", "0"])
+        proven = run_report(a.tool, a.model, tmp, ["--ilp-work", "50000", "--ilp-stall-work", "0"])
         ex = proven["extraction"]
         check(ex["status"] == "optimal", f"--ilp-stall-work 0: status {ex['status']} is optimal")
         check(ex["gap"] is not None and ex["gap"] < 1e-9, f"--ilp-stall-work 0: gap {ex['gap']} is 0")
         check(ex["work_budget"] == 50000, f"--ilp-work 50000: budget {ex['work_budget']}")
         check(ex["blocks"] > 1, f"the ILP split into {ex['blocks']} blocks")
-        default = run(a.tool, a.model, tmp, [])
+        default = run_report(a.tool, a.model, tmp, [])
         ex1 = default["extraction"]
         check(ex1["status"] == "optimal", f"defaults: status {ex1['status']} is optimal")
-        stalled = run(a.tool, a.model, tmp, ["--ilp-stall-work", "300"])
+        stalled = run_report(a.tool, a.model, tmp, ["--ilp-stall-work", "300"])
         ex2 = stalled["extraction"]
         check(ex2["status"].startswith("stalled-"), f"--ilp-stall-work 300: status {ex2['status']} is stalled-*")
         check(ex2["gap"] is not None and ex2["gap"] > 0, f"--ilp-stall-work 300: gap {ex2['gap']} is open")
@@ -65,11 +50,7 @@ def main():
         for name, r in (("defaults", default), ("stalled", stalled)):
             check(abs(r["cost_after"] - proven["cost_after"]) < 1e-9,
                   f"the same extraction, {name} ({r['cost_after']} vs {proven['cost_after']})")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return check.done()
 
 
 if __name__ == "__main__":

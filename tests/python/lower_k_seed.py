@@ -17,22 +17,12 @@ usage: lower_k_seed.py ONNX_TENSAT MODELS_DIR
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(tool, model, tmp, flags):
-    out = os.path.join(tmp, "out.onnx")
-    report = os.path.join(tmp, "report.json")
-    cmd = [tool, model, out, "--verify", "off", "--measure", "off", "-q", "--report", report] + flags
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr}")
-    with open(report) as f:
-        return json.load(f)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_checks import Checks, run_report  # noqa: E402
 
 
 def main():
@@ -40,17 +30,12 @@ def main():
     ap.add_argument("tool")
     ap.add_argument("models")
     a = ap.parse_args()
-    failures = []
-
-    def check(cond, what):
-        print(("ok   " if cond else "FAIL ") + what)
-        if not cond:
-            failures.append(what)
+    check = Checks()
 
     nasrnn = os.path.join(a.models, "nasrnn.onnx")
     with tempfile.TemporaryDirectory() as tmp:
-        seeded = run(a.tool, nasrnn, tmp, [])
-        plain = run(a.tool, nasrnn, tmp, ["--no-k0-seed"])
+        seeded = run_report(a.tool, nasrnn, tmp, [])
+        plain = run_report(a.tool, nasrnn, tmp, ["--no-k0-seed"])
         s, p = seeded["extraction"], plain["extraction"]
         check(s.get("seed_k_multi") == 0, f"NasRNN: seeded from k_multi {s.get('seed_k_multi')} (0)")
         check("seed_cost" not in p, "NasRNN --no-k0-seed: no seed")
@@ -62,27 +47,23 @@ def main():
               f"NasRNN: no worse than its seed ({seeded['cost_extracted']} vs {s['seed_cost']})")
         check(s["work_used"] * 10 < p["work_used"],
               f"NasRNN: ILP work {s['work_used']} with the seed, {p['work_used']} without (under a tenth)")
-        nasnet = run(a.tool, os.path.join(a.models, "nasneta.onnx"), tmp, [])
+        nasnet = run_report(a.tool, os.path.join(a.models, "nasneta.onnx"), tmp, [])
         check("extract.seed" in nasnet["times"] and "seed_cost" not in nasnet["extraction"],
               "NasNet-A: the k_multi 0 hint asked for, and no seed (its e-graph is not small)")
-        squeeze = run(a.tool, os.path.join(a.models, "squeezenet.onnx"), tmp, [])
+        squeeze = run_report(a.tool, os.path.join(a.models, "squeezenet.onnx"), tmp, [])
         check("extract.seed" not in squeeze["times"] and squeeze["extraction"]["status"] == "optimal",
               "SqueezeNet: proven by LM-cut, the k_multi 0 hint not asked for")
         check("extract.seed" in seeded["times"], "NasRNN: the k_multi 0 hint's time is reported")
-        k2 = run(a.tool, nasrnn, tmp, ["--k-multi", "2"])
+        k2 = run_report(a.tool, nasrnn, tmp, ["--k-multi", "2"])
         e2 = k2["extraction"]
         check(e2.get("seed_k_multi") == 1, f"NasRNN k_multi 2: seeded from k_multi {e2.get('seed_k_multi')} (1)")
         check(k2["cost_extracted"] <= seeded["cost_after"] * (1 + 1e-6),
               f"NasRNN k_multi 2 no worse than k_multi 1 ({k2['cost_extracted']} vs {seeded['cost_after']})")
-        k3 = run(a.tool, nasrnn, tmp, ["--k-multi", "3"])
+        k3 = run_report(a.tool, nasrnn, tmp, ["--k-multi", "3"])
         check(k3["extraction"].get("seed_k_multi") == 2 and k3["cost_extracted"] <= k2["cost_extracted"] * (1 + 1e-6),
               f"NasRNN k_multi 3: seeded from k_multi {k3['extraction'].get('seed_k_multi')} (2), no worse than "
               f"k_multi 2 ({k3['cost_extracted']} vs {k2['cost_extracted']})")
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return check.done()
 
 
 if __name__ == "__main__":
