@@ -1,5 +1,5 @@
 // The extraction ILP: columns, rows, the separation rounds, cycle cuts (see formulation.h); the
-// cuts the rounds separate are in separation.cpp.
+// cuts the rounds separate are in separation.cpp, odd_covers.cpp and reader_rows.cpp.
 #include "extract/formulation.h"
 
 #include <algorithm>

@@ -163,7 +163,7 @@ class IlpModel {
   int read_rows_ = 0;
   std::set<ClassIdx> read_row_added_;  // classes whose read-class row was added (separate() runs once per
                                        // model; drop_slack_cuts() may have dropped it since)
-  // What separate_exclusive_readers() needs of the part's structure (separation.cpp), built on
+  // What separate_exclusive_readers() needs of the part's structure (reader_rows.cpp), built on
   // its first call; null until then.
   struct ReachIndex;
   std::shared_ptr<ReachIndex> reach_;

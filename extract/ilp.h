@@ -87,7 +87,7 @@ struct IlpOptions {
   /// them dropped, 22.5k kept, 94k not enough with 20 rounds of them). Off only for experiments.
   bool path_cuts = true;
   int path_cut_rounds = 2;
-  /// Exclusive-reader rows in the LP rounds (separation.cpp): the nodes reading a class K
+  /// Exclusive-reader rows in the LP rounds (reader_rows.cpp): the nodes reading a class K
   /// from classes no extraction uses together need K once each, so their sum is at most
   /// x(K) (Inception-v3: concat trees of different shapes sharing a subtree). Off only for
   /// experiments.
@@ -98,7 +98,7 @@ struct IlpOptions {
   /// Off only for experiments.
   bool lift_exclusive_readers = true;
   /// Deep odd covers over pairs of a class the LP uses (at 1) with another class, where with
-  /// both gone a mandatory class has no derivation (separation.cpp). Off only for experiments.
+  /// both gone a mandatory class has no derivation (odd_covers.cpp). Off only for experiments.
   bool used_pairs = true;
   /// Read-class rows (formulation.h): a class that is no root and not mandatory is used only
   /// where a node that reads it is, x(K) <= sum of its readers' x (valid for the pruned

@@ -55,12 +55,12 @@ int main(int argc, char** argv) {
   app.add_flag("--no-landmarks", no_landmarks, "ILP without the LM-cut bound, elimination and landmark rows");
   bool no_blocks = false, no_odd_covers = false, serial_lps = false, no_path_cuts = false, no_exclusive = false;
   app.add_flag("--no-path-cuts", no_path_cuts, "no path cuts in the LP rounds (extract/formulation.h)");
-  app.add_flag("--no-exclusive-readers", no_exclusive, "no exclusive-reader rows in the LP rounds (extract/separation.cpp)");
+  app.add_flag("--no-exclusive-readers", no_exclusive, "no exclusive-reader rows in the LP rounds (extract/reader_rows.cpp)");
   bool no_read_rows = false, no_lifting = false, no_used_pairs = false;
-  app.add_flag("--no-read-rows", no_read_rows, "no read-class rows in the LP rounds (extract/separation.cpp)");
-  app.add_flag("--no-lifting", no_lifting, "exclusive-reader rows as separated, not lifted (extract/separation.cpp)");
+  app.add_flag("--no-read-rows", no_read_rows, "no read-class rows in the LP rounds (extract/reader_rows.cpp)");
+  app.add_flag("--no-lifting", no_lifting, "exclusive-reader rows as separated, not lifted (extract/reader_rows.cpp)");
   app.add_flag("--no-used-pairs", no_used_pairs,
-               "no deep odd covers over pairs with a class the LP uses (extract/separation.cpp)");
+               "no deep odd covers over pairs with a class the LP uses (extract/odd_covers.cpp)");
   app.add_flag("--serial-lps", serial_lps, "the parts' LPs one after the other, not in parallel (the same result)");
   app.add_flag("--no-blocks", no_blocks, "one ILP over the whole problem instead of one per block (extract/blocks.h)");
   bool no_twins = false;

@@ -326,7 +326,7 @@ inline ExtractGraph deep_merged_triangle_with_unread_leaf() {
 // of a pairwise-merged conv M (4: AB, AC, BC), split plain (split(M), 0.1) or relu'd
 // (split(relu(M)), 0.1 + 0.1); C can also be relu'd on its own (0.1). The LP takes the three
 // merges at 1/2; the mandatory items' rows (A, B, Y) do not cut it (Y's region holds D, always
-// used), the pair {C, RC} as the third item does (separation.cpp).
+// used), the pair {C, RC} as the third item does (odd_covers.cpp).
 inline ExtractGraph deep_merged_triangle_with_twin() {
   ExtractGraph g;
   const ClassIdx out = g.add_class("out"), a = g.add_class("A"), b = g.add_class("B"), c = g.add_class("C"),
@@ -405,7 +405,7 @@ inline ExtractGraph readers_under_a_fork() { return detail::paths_to_one_conv(tr
 // all; the LP takes concat(abc, d) and concat(a, bcd) at 1/2, both through bc, which pays 1/2
 // once for the two (6.5): abc and bcd are never used together (no node reads both, or reads
 // one through a child and the other through another), so their nodes reading bc exclude each
-// other (the exclusive-reader row, separation.cpp).
+// other (the exclusive-reader row, reader_rows.cpp).
 inline ExtractGraph concat_tree_shapes() {
   ExtractGraph g;
   const ClassIdx out = g.add_class("out"), y = g.add_class("Y"), a = g.add_class("a"), b = g.add_class("b"),

@@ -415,7 +415,7 @@ TEST(Ilp, PathCutClosesTwoPathsToOneConv) {
 }
 
 // ... and so does the deep odd cover's own row of the mandatory class A (its region's leaf T
-// plus its exits, separation.cpp) ...
+// plus its exits, odd_covers.cpp) ...
 TEST(Ilp, DeepOddCoverRowOfOneItemClosesTwoPathsToOneConv) {
   expect_lp_proof_by(testing::two_paths_to_one_conv(), 12.0, &IlpOptions::odd_cover_cuts);
 }
@@ -474,7 +474,7 @@ TEST(Ilp, DeepOddCoverClosesTheTriangleTwoLevelsDown) {
 
 // The deep odd cover with a pair of classes as its third item: C (plain) and RC (relu'd) are
 // each avoidable but not both (tests/extract/builders.h). The mandatory items alone give no
-// violated row (checked with the pairs switched off in separation.cpp: proof "cbc").
+// violated row (checked with the pairs switched off in odd_covers.cpp: proof "cbc").
 TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
   expect_lp_proof_by(testing::deep_merged_triangle_with_twin(), 8.4, &IlpOptions::odd_cover_cuts);
 }
