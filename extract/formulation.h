@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -125,6 +126,16 @@ class IlpModel {
   int separate_deep_odd_covers(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                                std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
   void ensure_col_kids();
+  // The part's classes with columns (dense index per class, -1 for others) in an order with
+  // every class after its columns' child classes; `acyclic` false (and `order` partial) where
+  // the part's class graph has a cycle. Built once, after ensure_col_kids().
+  struct PartOrder {
+    std::vector<int> dense;
+    std::vector<ClassIdx> cls;    // per dense index
+    std::vector<ClassIdx> order;  // children first
+    bool acyclic = false;
+  };
+  const PartOrder& part_order();
   int separate_path_cuts(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
                          std::vector<double>& rval, std::vector<double>& rlb, std::vector<double>& rub);
   int separate_read_classes(const double* x, std::vector<int>& rstart, std::vector<int>& rind,
@@ -167,6 +178,7 @@ class IlpModel {
   // its first call; null until then.
   struct ReachIndex;
   std::shared_ptr<ReachIndex> reach_;
+  std::optional<PartOrder> part_order_;
   int base_rows_ = -1;  // rows before the first separation round (separate())
   std::vector<int> path_row_ids_;  // the path cuts' rows
   int landmark_rows_ = 0;

@@ -336,27 +336,13 @@ int IlpModel::separate_deep_odd_covers(const double* x, std::vector<int>& rstart
   // each. Found per a by the requirement fixpoint over the part's columns without a (children
   // first; on a cyclic part no such pairs): b is in Req_a(M) for a mandatory class M.
   if (opts_.used_pairs && !used.empty() && !part_mandatory.empty()) {
-    // The part's classes with columns, children first (Kahn over the column-child edges).
-    std::vector<int> dense(C, -1);
-    std::vector<ClassIdx> cls;
-    for (ClassIdx c = 0; c < C; ++c)
-      if (!class_cols_[c].empty() && in_part(c)) {
-        dense[c] = static_cast<int>(cls.size());
-        cls.push_back(c);
-      }
+    // The part's classes with columns, children first (part_order()).
+    const PartOrder& po = part_order();
+    const std::vector<int>& dense = po.dense;
+    const std::vector<ClassIdx>& cls = po.cls;
+    const std::vector<ClassIdx>& order = po.order;
     const size_t P = cls.size(), W = (P + 63) / 64;
-    std::vector<size_t> pending(P, 0);
-    std::vector<ClassIdx> order;
-    for (size_t d = 0; d < P; ++d) {
-      for (int i : class_cols_[cls[d]]) pending[d] += col_kids_[static_cast<size_t>(i)].size();
-      if (pending[d] == 0) order.push_back(cls[d]);
-    }
-    for (size_t h = 0; h < order.size(); ++h)
-      for (int r : col_readers_[order[h]]) {
-        const ClassIdx q = g_.nodes[node_of_col_[static_cast<size_t>(r)]].eclass;
-        if (dense[q] >= 0 && --pending[static_cast<size_t>(dense[q])] == 0) order.push_back(q);
-      }
-    if (order.size() == P) {
+    if (po.acyclic) {
       constexpr int64_t kMaxPairWork = 4'000'000;  // bitset words touched, per round
       constexpr size_t kMaxPairsPerUsed = 8;
       int64_t pair_work = 0;

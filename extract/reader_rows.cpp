@@ -122,36 +122,16 @@ int IlpModel::separate_exclusive_readers(const double* x, std::vector<int>& rsta
   if (!reach_) {
     reach_ = std::make_shared<ReachIndex>();
     ReachIndex& r = *reach_;
-    r.dense.assign(C, -1);
-    std::vector<ClassIdx> cls;
-    for (ClassIdx c = 0; c < C; ++c)
-      if (!class_cols_[c].empty()) {
-        r.dense[c] = static_cast<int>(cls.size());
-        cls.push_back(c);
-      }
+    // Children before parents (part_order()); a cycle: no rows.
+    const PartOrder& po = part_order();
+    r.dense = po.dense;
+    const std::vector<ClassIdx>& cls = po.cls;
     const size_t P = cls.size();
-    // Children before parents (Kahn over the child-class edges); a cycle: no rows.
-    std::vector<size_t> pending(P, 0);
-    for (size_t d = 0; d < P; ++d) {
-      std::set<ClassIdx> kids;
-      for (int i : class_cols_[cls[d]]) kids.insert(col_kids_[static_cast<size_t>(i)].begin(),
-                                                    col_kids_[static_cast<size_t>(i)].end());
-      pending[d] = kids.size();
-    }
-    std::vector<int> order;
-    for (size_t d = 0; d < P; ++d)
-      if (pending[d] == 0) order.push_back(static_cast<int>(d));
-    for (size_t h = 0; h < order.size(); ++h) {
-      std::set<ClassIdx> parents;
-      for (int i : col_readers_[cls[static_cast<size_t>(order[h])]])
-        parents.insert(g_.nodes[node_of_col_[static_cast<size_t>(i)]].eclass);
-      for (ClassIdx q : parents)
-        if (--pending[static_cast<size_t>(r.dense[q])] == 0) order.push_back(r.dense[q]);
-    }
-    if (P > kMaxClasses || order.size() != P) return 0;
+    if (P > kMaxClasses || !po.acyclic) return 0;
     r.words = (P + 63) / 64;
     r.bits.assign(P * r.words, 0);
-    for (int d : order) {  // children first
+    for (ClassIdx oc : po.order) {  // children first
+      const int d = r.dense[oc];
       uint64_t* row = &r.bits[static_cast<size_t>(d) * r.words];
       row[static_cast<size_t>(d) / 64] |= uint64_t{1} << (d % 64);
       for (int i : class_cols_[cls[static_cast<size_t>(d)]])

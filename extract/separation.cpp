@@ -98,6 +98,31 @@ void IlpModel::ensure_col_kids() {
       }
 }
 
+const IlpModel::PartOrder& IlpModel::part_order() {
+  if (part_order_) return *part_order_;
+  ensure_col_kids();
+  PartOrder& o = part_order_.emplace();
+  const size_t C = g_.classes.size();
+  o.dense.assign(C, -1);
+  for (ClassIdx c = 0; c < C; ++c)
+    if (!class_cols_[c].empty() && in_part(c)) {
+      o.dense[c] = static_cast<int>(o.cls.size());
+      o.cls.push_back(c);
+    }
+  // Kahn over the column-child edges (each counted once per column, as col_readers_ holds it).
+  std::vector<size_t> pending(o.cls.size(), 0);
+  for (size_t d = 0; d < o.cls.size(); ++d) {
+    for (int i : class_cols_[o.cls[d]]) pending[d] += col_kids_[static_cast<size_t>(i)].size();
+    if (pending[d] == 0) o.order.push_back(o.cls[d]);
+  }
+  for (size_t h = 0; h < o.order.size(); ++h)
+    for (int r : col_readers_[o.order[h]]) {
+      const ClassIdx q = g_.nodes[node_of_col_[static_cast<size_t>(r)]].eclass;
+      if (o.dense[q] >= 0 && --pending[static_cast<size_t>(o.dense[q])] == 0) o.order.push_back(q);
+    }
+  o.acyclic = o.order.size() == o.cls.size();
+  return o;
+}
 
 // Path cuts: for a class t, a class r0 and a set R of classes with r0 in R and t not in R,
 // call a node of a class in R an exit when none of its child classes is in R or is t. In an
