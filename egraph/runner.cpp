@@ -142,6 +142,7 @@ class Exploration {
     }
     rep.stop_reason = stop;
     rep.nodes = eg_.num_nodes();
+    rep.peak_nodes = peak_nodes_;
     rep.classes = eg_.num_classes();
     rep.filtered = eg_.num_filtered();
     rep.total_s = seconds_since(start_);
@@ -163,10 +164,19 @@ class Exploration {
   }
   bool time_up() const { return seconds_since(start_) >= cfg_.time_limit_s; }
 
+  // Whether the live e-nodes reach the node limit (the lower of RunnerConfig's two); notes the
+  // peak (RunReport::peak_nodes).
+  bool at_node_limit() {
+    const size_t n = eg_.num_nodes();
+    peak_nodes_ = std::max(peak_nodes_, n);
+    const size_t cap = cfg_.node_cap ? cfg_.node_cap->load(std::memory_order_relaxed) : SIZE_MAX;
+    return n >= std::min(cfg_.node_limit, cap);
+  }
+
   // The limits checked before an iteration starts.
-  std::optional<StopReason> check_limits(size_t iter) const {
+  std::optional<StopReason> check_limits(size_t iter) {
     if (iter >= cfg_.iter_limit) return StopReason::IterationLimit;
-    if (eg_.num_nodes() >= cfg_.node_limit) return StopReason::NodeLimit;
+    if (at_node_limit()) return StopReason::NodeLimit;
     if (time_up()) return StopReason::TimeLimit;
     return std::nullopt;
   }
@@ -310,7 +320,7 @@ class Exploration {
       limit_hit_ = true;
       limit_reason_ = StopReason::TimeLimit;
     }
-    if (eg_.num_nodes() >= cfg_.node_limit) {
+    if (at_node_limit()) {
       limit_hit_ = true;
       limit_reason_ = StopReason::NodeLimit;
     }
@@ -332,6 +342,7 @@ class Exploration {
   // matches are applied (they are random accesses; a table of all rules' keys misses cache).
   std::vector<MatchMemo> memo_, refused_;
   size_t applications_ = 0;
+  size_t peak_nodes_ = 0;
   size_t rounds_ = 0;                  // multi-pattern rounds started
   size_t multi_node_cap_ = SIZE_MAX;   // a later round's applications stop at this size
   bool limit_hit_ = false;

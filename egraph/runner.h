@@ -33,6 +33,7 @@
 // product is bounded by RunnerConfig::multi_combination_limit.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -85,6 +86,9 @@ struct RunReport {
   std::vector<std::string> rule_names;
   std::vector<IterationReport> iterations;
   size_t nodes = 0, classes = 0, filtered = 0;
+  /// The most live e-nodes at a limit check (before an iteration and after every application):
+  /// whether the exploration reached a node count, though a rebuild may have brought it under.
+  size_t peak_nodes = 0;
   double total_s = 0;
   /// Sum over iterations, per rule.
   std::vector<RuleStats> totals() const;
@@ -94,6 +98,11 @@ struct RunReport {
 
 struct RunnerConfig {
   size_t node_limit = 50000;
+  /// A node limit another thread may lower while the exploration runs (null: none); the
+  /// exploration stops at the lower of the two (StopReason::NodeLimit). The background
+  /// k_multi 0 seed (pipeline/seed.h) is explored beside the larger exploration and stopped
+  /// once that has found its e-graph too large to seed from.
+  const std::atomic<size_t>* node_cap = nullptr;
   size_t iter_limit = 15;
   double time_limit_s = 1e9;
   /// Multi-pattern rounds (TENSAT's k_multi). Round 1 is the first iteration, with the

@@ -1,6 +1,8 @@
 // Runner: stop reasons, statistics, shape-checked application, bridges and JSON export.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "egraph/bridge.h"
 #include "egraph/cycle_filter.h"
 #include "egraph/runner.h"
@@ -44,6 +46,49 @@ TEST(Runner, NodeLimit) {
   EXPECT_GE(b.eg.num_nodes(), 200u);
   EXPECT_EQ(b.eg.check_invariants(), "");
   EXPECT_TRUE(is_acyclic(b.eg));
+}
+
+// RunnerConfig::node_cap: the lower of the two limits stops the exploration, also where the cap
+// is lowered while it runs (from on_iteration here; the k_multi 0 seed's from another thread);
+// RunReport::peak_nodes is the most live e-nodes seen at a check, never below the final count.
+TEST(Runner, NodeCapAndPeak) {
+  auto rules = add_rules();
+  Built full;
+  build(full, {kChain});
+  RunnerConfig rc;
+  rc.iter_limit = 100;
+  rc.node_limit = 200;
+  const RunReport free_run = Runner(full.eg).with_config(rc).run(rules);
+  EXPECT_EQ(free_run.stop_reason, StopReason::NodeLimit);
+  EXPECT_GE(free_run.peak_nodes, 200u);
+  EXPECT_GE(free_run.peak_nodes, free_run.nodes);
+
+  std::atomic<size_t> cap{SIZE_MAX};
+  rc.node_cap = &cap;
+  Built same;
+  build(same, {kChain});
+  const RunReport uncapped = Runner(same.eg).with_config(rc).run(rules);
+  EXPECT_EQ(uncapped.nodes, free_run.nodes);  // (a cap above the limit changes nothing)
+  EXPECT_EQ(uncapped.peak_nodes, free_run.peak_nodes);
+
+  cap = 60;
+  Built capped;
+  build(capped, {kChain});
+  const RunReport at_cap = Runner(capped.eg).with_config(rc).run(rules);
+  EXPECT_EQ(at_cap.stop_reason, StopReason::NodeLimit);
+  EXPECT_GE(at_cap.peak_nodes, 60u);
+  EXPECT_LT(at_cap.nodes, free_run.nodes);
+
+  cap = SIZE_MAX;
+  rc.on_iteration = [&](const IterationReport& it) {
+    if (it.iteration == 1) cap = 0;  // (lowered during the run: no further iteration)
+  };
+  Built lowered;
+  build(lowered, {kChain});
+  const RunReport stopped = Runner(lowered.eg).with_config(rc).run(rules);
+  EXPECT_EQ(stopped.stop_reason, StopReason::NodeLimit);
+  EXPECT_EQ(stopped.iterations.size(), 2u);
+  EXPECT_EQ(lowered.eg.check_invariants(), "");
 }
 
 TEST(Runner, IterationLimit) {
