@@ -86,7 +86,7 @@ struct ExtractResult {
   bool acyclic = false;          ///< always true for a returned result (checked)
   int ilp_rounds = 0;            ///< ILP solves (cycle-cut rounds)
   int cycle_cuts = 0;            ///< lazy cycle cuts added
-  double warm_start_cost = 0.0;  ///< DAG cost of the ILP's warm start
+  double warm_start_cost = 0.0;  ///< DAG cost of the ILP's warm start (NaN: not waited for, IlpOptions::late_hints)
   /// The cost of the late hint that became the incumbent (IlpOptions::late_hints), NaN if none.
   double late_hint_cost = std::numeric_limits<double>::quiet_NaN();
   std::string proof;             ///< what closed the bound: "lm-cut", "lp", "cbc"; empty if open

@@ -68,10 +68,15 @@ struct IlpOptions {
   /// so the result is never worse than any valid hint.
   std::vector<Choice> hints;
   /// Hints that cost something to compute (pipeline/seed.h: a lower k_multi's extraction):
-  /// asked for once, after the warm start, only where LM-cut's first bound does not already
-  /// prove it optimal; each is improved by the local search as the hints are, and becomes the
-  /// incumbent where cheaper (before the elimination, which then keeps fewer nodes;
-  /// ExtractResult::late_hint_cost). Their time does not count against time_limit_s.
+  /// asked for once, where LM-cut's first bound does not prove the greedy extraction optimal
+  /// (after the warm start where landmarks are off). The cheapest valid one is first tried as
+  /// the incumbent on its own, beside the warm start (a speculative run of the elimination
+  /// and the LPs, on a copy of LM-cut's state): where that proves the optimum, it is the
+  /// result and the warm start is not waited for (ExtractResult::warm_start_cost NaN). Else
+  /// nothing of that run is kept: each hint is improved by the local search as the hints are,
+  /// and becomes the incumbent where cheaper than the warm start (before the elimination,
+  /// which then keeps fewer nodes; ExtractResult::late_hint_cost). Their time does not count
+  /// against time_limit_s.
   std::function<std::vector<Choice>()> late_hints;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make

@@ -36,22 +36,27 @@ Choice improved_hint(const ExtractGraph& g, const GraphIndex& index, const IlpOp
   return opts.local_search ? improve_local(g, index, hint, lo).choice : hint;
 }
 
-WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy) {
+WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy,
+                     const std::atomic<bool>* stop) {
   WarmStart w;  // (one index for every heuristic here)
   // The local search does not re-evaluate classes that did not pay (local_search.h): this is
   // a start for the ILP, on the critical path.
   LocalSearchOptions lo;
   lo.revisit = false;
+  lo.stop = stop;
+  const auto stopped = [stop] { return stop && stop->load(std::memory_order_relaxed); };
   size_t items = 0;
   w.dag = extract_greedy_dag(g, index, &items);
+  if (stopped()) return w;
   w.local = opts.local_search ? improve_local(g, index, w.dag.choice, lo) : w.dag;
+  if (stopped()) return w;
   {
     const auto t0 = Clock::now();
     const std::vector<double> costs = node_costs(g);
     const size_t cap = std::max<size_t>(1'000'000, 4 * items);
     Choice c;
     try {
-      c = greedy_dag_choice(g, index, costs, nullptr, cap, nullptr, DagOrder::Worklist);
+      c = greedy_dag_choice(g, index, costs, nullptr, cap, stop, DagOrder::Worklist);
     } catch (const InputError&) {
       // (Not expected: both orders give a set to exactly the classes with an acyclic
       // extraction, and the settled one found the roots'.)
@@ -71,6 +76,7 @@ WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOp
     }
     w.worklist_s = seconds_since(t0);
   }
+  if (stopped()) return w;
   w.greedy = greedy.get();  // (last: where the caller is free before this, it computes it)
   w.choice = w.local.dag_cost <= w.greedy.dag_cost ? w.local.choice : w.greedy.choice;
   double start_cost = std::min(w.local.dag_cost, w.greedy.dag_cost);

@@ -52,8 +52,11 @@ class SharedGreedy {
 Choice improved_hint(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, const Choice& hint);
 
 /// `index` is g's (graph_index.h), shared with the reduction beside it (extract_ilp), and
-/// `greedy` g's greedy extraction (shared with the caller).
-WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy);
+/// `greedy` g's greedy extraction (shared with the caller). `stop` (if given) is polled between
+/// the steps and by the local search: once it is set, what comes back is not to be used (a
+/// caller that no longer needs it).
+WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOptions& opts, SharedGreedy& greedy,
+                     const std::atomic<bool>* stop = nullptr);
 
 // A second start, guided by the bound (phase 4): the extraction that is cheapest in the
 // landmarks' residual costs. Every extraction S costs at least bound + residual(S) (it hits

@@ -479,11 +479,13 @@ TEST(Ilp, DeepOddCoverTakesAPlainAndReluedPairAsAnItem) {
   expect_lp_proof_by(testing::deep_merged_triangle_with_twin(), 8.4, &IlpOptions::odd_cover_cuts);
 }
 
-// Late hints (IlpOptions::late_hints) are asked for once, after the warm start, only where
-// LM-cut's first bound does not prove it; a cheaper one becomes the incumbent (the warm start's
-// cost is reported as it was), and an invalid one is skipped.
+// Late hints (IlpOptions::late_hints) are asked for once, only where LM-cut's first bound does
+// not prove the greedy extraction; an invalid one is skipped. The cheapest valid one is tried on
+// its own first (the speculative run): where its LPs prove it, it is the result and the warm
+// start is not waited for (its cost NaN); where they leave it open, the search runs from the
+// warm start as without it, the hint offered there as the incumbent where it is cheaper.
 TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
-  ExtractGraph easy;  // one class, two leaves: the warm start is optimal and LM-cut proves it
+  ExtractGraph easy;  // one class, two leaves: the greedy extraction is optimal and LM-cut proves it
   const ClassIdx r = easy.add_class("r");
   easy.add_node(r, "a", {}, 1.0);
   easy.add_node(r, "b", {}, 2.0);
@@ -499,27 +501,57 @@ TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
 
   // The deep merged triangle (builders.h): the warm start is not proven by LM-cut.
   const ExtractGraph g = testing::deep_merged_triangle();
-  Choice best;
+  Choice best, worse;
   double best_cost = std::numeric_limits<double>::infinity();
   testing::for_each_extraction(g, [&](const Choice& c) {
     if (dag_cost(g, c) < best_cost) {
+      worse = best;
       best_cost = dag_cost(g, c);
       best = c;
     }
   });
-  IlpOptions plain;
-  const ExtractResult without = extract_ilp(g, plain);
-  ASSERT_GT(without.warm_start_cost, best_cost + 1e-9);  // (else this case tests nothing)
-  opts.late_hints = [&] {
-    ++asked;
-    return std::vector<Choice>{Choice(g.classes.size(), 0), best};  // the first is no extraction
-  };
-  const ExtractResult with = extract_ilp(g, opts);
-  EXPECT_EQ(asked, 1);
-  EXPECT_EQ(with.status, "optimal");
-  EXPECT_NEAR(with.dag_cost, best_cost, 1e-9);
-  EXPECT_EQ(with.warm_start_cost, without.warm_start_cost);
-  EXPECT_LE(with.work_used, without.work_used);
+  ASSERT_FALSE(worse.empty());
+  const double worse_cost = dag_cost(g, worse);
+  for (bool strong : {true, false}) {
+    // Without the odd covers the LP does not prove the optimum: CBC does.
+    IlpOptions plain;
+    plain.odd_cover_cuts = strong;
+    const ExtractResult without = extract_ilp(g, plain);
+    const std::string what = strong ? "odd covers" : "no odd covers";
+    ASSERT_GT(without.warm_start_cost, best_cost + 1e-9) << what;  // (else this case tests nothing)
+    EXPECT_EQ(without.proof, strong ? "lp" : "cbc") << what;
+    IlpOptions hinted = plain;
+    for (const Choice& hint : {best, worse}) {
+      asked = 0;
+      hinted.late_hints = [&] {
+        ++asked;
+        return std::vector<Choice>{Choice(g.classes.size(), 0), hint};  // the first is no extraction
+      };
+      const ExtractResult with = extract_ilp(g, hinted);
+      const std::string which = what + (hint == best ? ", the optimum as the hint" : ", a dearer hint");
+      EXPECT_EQ(asked, 1) << which;
+      EXPECT_EQ(with.status, "optimal") << which;
+      EXPECT_NEAR(with.dag_cost, best_cost, 1e-9) << which;
+      // The speculative run proves the optimum where it is the hint (its elimination prunes
+      // the rest, also without the odd covers) and where the LP's own solution is an
+      // extraction (with them); a dearer hint without them it gives up.
+      const bool speculated = hint == best || strong;
+      EXPECT_EQ(std::isnan(with.warm_start_cost), speculated) << which;
+      if (speculated) {
+        EXPECT_NEAR(with.late_hint_cost, dag_cost(g, hint), 1e-9) << which;
+        EXPECT_EQ(with.proof, "lp") << which;
+      } else {
+        EXPECT_EQ(with.warm_start_cost, without.warm_start_cost) << which;
+        EXPECT_EQ(with.proof, without.proof) << which;
+        // (It is no cheaper than the warm start: not taken as the incumbent.)
+        EXPECT_GE(worse_cost, without.warm_start_cost - 1e-9) << which;
+        EXPECT_TRUE(std::isnan(with.late_hint_cost)) << which;
+      }
+      if (hint == best) {
+        EXPECT_LE(with.work_used, without.work_used) << which;
+      }
+    }
+  }
 }
 
 // A leaf of the deep odd cover's region that nothing in use reads (tests/extract/builders.h):
