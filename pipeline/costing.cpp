@@ -63,6 +63,7 @@ bool Costing::constant(Op op, const std::string* opaque_id, bool all_children_co
 }
 
 GraphPrice Costing::price(const ir::Graph& g) const {
+  std::lock_guard lock(mu_);
   ir::Graph c = g.compact();
   std::vector<bool> konst = weight_only_nodes(c);
   // A conv that only a relu reads is one call at run time (runtime_fusion.h): priced there.
@@ -96,6 +97,7 @@ GraphPrice Costing::price(const ir::Graph& g) const {
 }
 
 ENodePrices Costing::price(const EGraph& eg) const {
+  std::lock_guard lock(mu_);
   // Constant classes: weight-only ones (the analysis), then, to a fixpoint, classes with a
   // node that computes a constant from constant classes.
   std::vector<char> konst(eg.class_capacity(), 0);

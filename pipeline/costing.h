@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ class Costing {
   bool constant(Op op, const std::string* opaque_id, bool all_children_constant, bool has_tensor_child) const;
   cost::CostModel& model_;
   std::vector<OpaqueFolding> opaque_;
+  // One price() at a time: the k_multi 0 seed prices its e-graph on another thread
+  // (pipeline/seed.h), and the cost models keep state (caches, fallback prices).
+  mutable std::mutex mu_;
 };
 
 /// Shorthands without opaque-folding knowledge.

@@ -235,9 +235,14 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
 
   // ---- seed: the extraction of a lower k_multi as the warm start (pipeline/seed.h) ------------
   // At k_multi 2 and above, computed here (before the larger exploration: its e-graph is freed
-  // first) and added to the e-graph; at k_multi 1, the k_multi 0 result as the ILP's late hint
-  // (below), computed inside the extraction where needed.
-  const SeedContext seed_ctx{imp.graph, rules, rc, costing, eo, o.k0_seed};
+  // first) and added to the e-graph; at k_multi 1 (also that of a k_multi 2 seed), the k_multi 0
+  // result as the ILP's late hint (below), computed beside the explorations from here on.
+  SeedContext seed_ctx{imp.graph, rules, rc, costing, eo, nullptr};
+  std::optional<K0Seed> k0;
+  if (o.extract == extract::Method::Ilp && o.k0_seed && (o.k_multi == 1 || (o.k_multi >= 2 && o.k1_seed))) {
+    k0.emplace(seed_ctx);
+    seed_ctx.k0 = &*k0;
+  }
   std::optional<Seed> seed;
   if (o.extract == extract::Method::Ilp && o.k_multi >= 2 && o.k1_seed) {
     t.restart();
@@ -260,6 +265,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   }
   RunReport run = Runner(eg).with_config(rc).run(rules);
   rep.times["explore"] = t.seconds();
+  if (o.k_multi == 1 && k0) k0->limit(run.nodes);
   rep.egraph.nodes = run.nodes;
   rep.egraph.classes = run.classes;
   rep.egraph.iterations = run.iterations.size();
@@ -289,11 +295,12 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     if (extract::Choice hint = seed_choice(eg, view, *seed, seed_classes); !hint.empty())
       eo.ilp.hints.push_back(std::move(hint));
   LateSeed late;
-  if (o.k_multi == 1) eo.ilp.late_hints = k0_late_hint(seed_ctx, eg, root, view, run.nodes, late);
+  if (o.k_multi == 1) eo.ilp.late_hints = k0_late_hint(seed_ctx, eg, root, view, late);
   if (o.progress && eo.method == extract::Method::Ilp)
     std::fprintf(stderr, "extract: ILP over %zu e-nodes in %zu e-classes (time limit %.0f s)...\n",
                  view.graph.nodes.size(), view.graph.classes.size(), o.ilp_time_limit_s);
   extract::ExtractResult ex = extract::extract(view.graph, eo);
+  if (k0) k0->stop();  // (the cost model is this thread's alone again)
   ir::Graph best = choice_to_graph(eg, root, view, ex.choice);
   rep.times["extract"] = t.seconds();
   static_cast<extract::ExtractResult&>(rep.extraction) = ex;
@@ -303,7 +310,10 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
     rep.extraction.seed_cost = s->cost;
     rep.extraction.seed_k_multi = s->k_multi;
   }
-  if (late.asked) rep.times["extract.seed"] = late.seconds;  // (within the extraction's time)
+  if (late.asked) {
+    rep.times["extract.seed"] = late.seconds;  // (within the extraction's time)
+    rep.times["seed.k0"] = late.beside_s;      // (beside the exploration)
+  }
   rep.fallback.after = costing.price(best);
   rep.cost_extracted = rep.fallback.after.total;
   rep.cost_after = rep.cost_extracted;

@@ -296,7 +296,9 @@ void PipelineReport::print(FILE* out) const {
   std::fprintf(out, "time: import %.3f s, ", tm("import"));
   if (times.count("seed")) std::fprintf(out, "seed %.3f s, ", tm("seed"));
   std::fprintf(out, "explore %.3f s, extract %.3f s (pricing %.3f s", tm("explore"), tm("extract"), tm("extract.price"));
-  if (times.count("extract.seed")) std::fprintf(out, ", k_multi 0 seed %.3f s", tm("extract.seed"));
+  if (times.count("extract.seed"))
+    std::fprintf(out, ", k_multi 0 seed %.3f s beside the exploration, %.3f s waited", tm("seed.k0"),
+                 tm("extract.seed"));
   std::fprintf(out, "), export %.3f s, verify %.3f s, ", tm("export"), tm("verify"));
   if (times.count("measure")) std::fprintf(out, "measure %.3f s, ", tm("measure"));
   std::fprintf(out, "total %.3f s\n", tm("total"));

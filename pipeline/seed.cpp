@@ -9,63 +9,168 @@ namespace tensat {
 
 namespace {
 
-// Explores the input at k_multi `k` with `node_limit` and extracts it, seeded as the pipeline
-// seeds an extraction at k (from k - 1 at k >= 2, never worse than it; at k 1 the k 0 late
-// hint); nullopt where the exploration stopped at the node limit and `need_complete`.
-std::optional<Seed> explore_and_extract(const SeedContext& ctx, size_t k, size_t node_limit, bool need_complete) {
-  Stopwatch t;
-  const std::optional<Seed> lower = lower_k_seed(ctx, k);  // (k >= 2 only; before this e-graph exists)
+// An exploration of the input at one k_multi, with the seed it got from the one below.
+struct Explored {
   EGraph eg;
-  EClassId root = add_graph(eg, ctx.input);
-  RunnerConfig rc = ctx.explore;
+  EClassId root;
+  RunReport run;
+  std::optional<Seed> lower;
+};
+
+// Explores the input at k_multi `k` with `rc`'s limits, seeded as the pipeline seeds an
+// exploration at k (from k - 1 at k >= 2, computed first; never worse than it). Tells
+// ctx.k0 the size of a k_multi 1 e-graph.
+Explored explore_at(const SeedContext& ctx, size_t k, RunnerConfig rc) {
+  Explored x;
+  x.lower = lower_k_seed(ctx, k);  // (k >= 2 only; before this e-graph exists)
+  x.root = add_graph(x.eg, ctx.input);
   rc.k_multi = k;
-  rc.node_limit = node_limit;
   rc.on_iteration = nullptr;
-  const RunReport run = Runner(eg).with_config(rc).run(ctx.rules);
-  if (need_complete && run.stop_reason == StopReason::NodeLimit) return std::nullopt;
+  x.run = Runner(x.eg).with_config(rc).run(ctx.rules);
+  if (k == 1 && ctx.k0) ctx.k0->limit(x.run.nodes);
+  return x;
+}
+
+// Extracts an exploration at k_multi `k` (at k 1 with the k 0 late hint) with `eo`.
+Seed extract_at(const SeedContext& ctx, size_t k, Explored& x, extract::ExtractOptions eo) {
   std::vector<EClassId> lower_classes;
-  if (lower) lower_classes = add_seed(eg, root, *lower);
-  const ENodePrices prices = ctx.costing.price(eg);
-  const ExtractView view = to_extract_graph(eg, root, prices.cost);
-  extract::ExtractOptions eo = ctx.extract;
-  eo.ilp.hints.clear();  // (ctx.extract is the larger extraction's: its hints are not this one's)
+  if (x.lower) lower_classes = add_seed(x.eg, x.root, *x.lower);
+  const ENodePrices prices = ctx.costing.price(x.eg);
+  const ExtractView view = to_extract_graph(x.eg, x.root, prices.cost);
+  eo.ilp.hints.clear();  // (eo is the larger extraction's: its hints are not this one's)
   eo.ilp.late_hints = nullptr;
-  if (lower && !lower_classes.empty())
-    if (extract::Choice hint = seed_choice(eg, view, *lower, lower_classes); !hint.empty())
+  if (x.lower && !lower_classes.empty())
+    if (extract::Choice hint = seed_choice(x.eg, view, *x.lower, lower_classes); !hint.empty())
       eo.ilp.hints.push_back(std::move(hint));
   LateSeed own;
-  if (k == 1) eo.ilp.late_hints = k0_late_hint(ctx, eg, root, view, run.nodes, own);
+  if (k == 1) eo.ilp.late_hints = k0_late_hint(ctx, x.eg, x.root, view, own);
   const extract::ExtractResult ex = extract::extract(view.graph, eo);
-  spdlog::debug("seed: k_multi {} result {} ({}, {} e-nodes)", k, ex.dag_cost, ex.status, run.nodes);
-  return Seed{choice_to_graph(eg, root, view, ex.choice), ex.dag_cost, k, t.seconds()};
+  spdlog::debug("seed: k_multi {} result {} ({}, {} e-nodes)", k, ex.dag_cost, ex.status, x.run.nodes);
+  return Seed{choice_to_graph(x.eg, x.root, view, ex.choice), ex.dag_cost, k, 0.0};
 }
 
 }  // namespace
 
 std::optional<Seed> lower_k_seed(const SeedContext& ctx, size_t k_multi) {
   if (ctx.extract.method != extract::Method::Ilp || k_multi < 2) return std::nullopt;
-  return explore_and_extract(ctx, k_multi - 1, ctx.explore.node_limit, false);
+  Stopwatch t;
+  Explored x = explore_at(ctx, k_multi - 1, ctx.explore);
+  Seed s = extract_at(ctx, k_multi - 1, x, ctx.extract);
+  s.seconds = t.seconds();
+  return s;
+}
+
+K0Seed::K0Seed(const SeedContext& ctx)
+    : input_(ctx.input), rules_(ctx.rules), costing_(ctx.costing), explore_(ctx.explore), extract_(ctx.extract) {
+  explore_.k_multi = 0;
+  explore_.on_iteration = nullptr;
+  explore_.node_cap = &cap_;
+  extract_.ilp.hints.clear();
+  extract_.ilp.late_hints = nullptr;
+  extract_.ilp.concurrent_start = false;  // (one thread: the other core explores)
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    spdlog::debug("seed: no second thread ({}); the k_multi 0 seed is computed when asked", e.what());
+  }
+}
+
+K0Seed::~K0Seed() { stop(); }
+
+void K0Seed::limit(size_t nodes) {
+  {
+    std::lock_guard lock(mu_);
+    if (limit_known_) return;
+    limit_known_ = true;
+    limit_ = nodes / 4;
+  }
+  cap_.store(nodes / 4, std::memory_order_relaxed);
+  cv_.notify_all();
+}
+
+void K0Seed::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+  }
+  cap_.store(0, std::memory_order_relaxed);
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+const std::optional<Seed>& K0Seed::get() {
+  Stopwatch t;
+  if (thread_.joinable()) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+  } else if (!done_) {
+    run();  // (no second thread; the cap is known: the exploration stops at it)
+  }
+  waited_s_ = t.seconds();
+  return seed_;
+}
+
+void K0Seed::run() {
+  Stopwatch t;
+  std::optional<Seed> seed;
+  // (Every way out says it is done, also by an exception: the exploration's own errors are
+  // the larger exploration's too, which reports them.)
+  struct Done {
+    K0Seed& s;
+    std::optional<Seed>& seed;
+    ~Done() {
+      {
+        std::lock_guard lock(s.mu_);
+        s.seed_ = std::move(seed);
+        s.own_s_ = s.seed_ ? s.seed_->seconds : 0.0;
+        s.done_ = true;
+      }
+      s.cv_.notify_all();
+    }
+  } done{*this, seed};
+  try {
+    const SeedContext ctx{input_, rules_, explore_, costing_, extract_, nullptr};
+    Explored x = explore_at(ctx, 0, explore_);
+    double own = t.seconds();  // (its own time: the wait for limit() left out)
+    size_t limit = 0;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return limit_known_ || stopped_; });
+      if (stopped_) return;
+      limit = limit_;
+    }
+    t.restart();
+    if (x.run.stop_reason == StopReason::NodeLimit || x.run.peak_nodes >= limit) {
+      spdlog::debug("seed: the k_multi 0 e-graph reached {} e-nodes, a quarter of the k_multi 1 e-graph's; no seed",
+                    limit);
+      return;
+    }
+    seed = extract_at(ctx, 0, x, extract_);
+    seed->seconds = own + t.seconds();
+  } catch (const std::exception& e) {
+    spdlog::debug("seed: the k_multi 0 seed failed: {}", e.what());
+    seed.reset();
+  }
 }
 
 std::function<std::vector<extract::Choice>()> k0_late_hint(const SeedContext& ctx, const EGraph& eg, EClassId root,
-                                                           const ExtractView& view, size_t nodes, LateSeed& out) {
-  if (!ctx.from_k0 || ctx.extract.method != extract::Method::Ilp || nodes / 4 == 0) return {};
-  return [&ctx, &eg, root, &view, nodes, &out]() -> std::vector<extract::Choice> {
-    Stopwatch t;
+                                                           const ExtractView& view, LateSeed& out) {
+  if (!ctx.k0 || ctx.extract.method != extract::Method::Ilp) return {};
+  return [&ctx, &eg, root, &view, &out]() -> std::vector<extract::Choice> {
     out.asked = true;
-    std::optional<Seed> seed = explore_and_extract(ctx, 0, nodes / 4, true);
+    const std::optional<Seed>& seed = ctx.k0->get();
+    out.seconds = ctx.k0->waited_s();
+    out.beside_s = ctx.k0->own_s();
     std::vector<extract::Choice> hints;
     std::vector<EClassId> classes;
-    if (!seed) {
-      spdlog::debug("seed: the k_multi 0 e-graph has more than {} e-nodes; no seed", nodes / 4);
-    } else if (const std::optional<EClassId> found = find_graph(eg, seed->graph, &classes);
-               !found || eg.find(*found) != eg.find(root)) {
+    if (!seed) return hints;
+    if (const std::optional<EClassId> found = find_graph(eg, seed->graph, &classes);
+        !found || eg.find(*found) != eg.find(root)) {
       spdlog::debug("seed: the k_multi 0 result is not in the k_multi 1 e-graph; not used");
     } else if (extract::Choice hint = seed_choice(eg, view, *seed, classes); !hint.empty()) {
       hints.push_back(std::move(hint));
-      out.seed = std::move(seed);
+      out.seed = seed;
     }
-    out.seconds = t.seconds();
     return hints;
   };
 }

@@ -6,20 +6,26 @@
 //     from its optimum without it: BERT 1.1252 at k_multi 2 against the proven 1.1021 at
 //     k_multi 1, table v1). The result is then never worse than k_multi - 1's, nor k_multi 1's.
 //   * k_multi 1 (and the k_multi 1 run of a k_multi 2 seed): the k_multi 0 result, as a late
-//     hint (extract::IlpOptions::late_hints): computed only where LM-cut's first bound leaves
-//     the warm start open, and where the k_multi 0 e-graph has at most a quarter of the
-//     e-nodes (explored with that node limit, so a large one costs at most a quarter of an
-//     exploration), and used where all its terms are in the larger e-graph (which is not
-//     changed). NasRNN (734 e-nodes against 13 016): the k_multi 0 result is the optimum of
-//     the larger e-graph too, and with it as the incumbent LM-cut's elimination and the LPs
-//     prove it: 2 735 work units -> 53, extract 0.11 -> 0.03 s. Where LM-cut proves the warm
-//     start (SqueezeNet, BERT) or the two e-graphs are close in size (NasNet-A, DenseNet,
-//     Inception-v3) nothing of it runs beyond, in the latter, the capped exploration.
+//     hint (extract::IlpOptions::late_hints), where the k_multi 0 e-graph stays under a quarter
+//     of the k_multi 1 e-graph's e-nodes, and used where all its terms are in the larger
+//     e-graph (which is not changed). It is computed beside the explorations (K0Seed): started
+//     before them on a second thread, it explores the input at k_multi 0, waits for the size
+//     of the k_multi 1 e-graph, and then extracts its own e-graph or, where that is too large,
+//     ends (its exploration is stopped there once the size is known, so a large one costs at
+//     most the larger exploration's time on the other core). NasRNN (734 e-nodes against
+//     13 016): the k_multi 0 result is the optimum of the larger e-graph too, and with it as
+//     the incumbent LM-cut's elimination and the LPs prove it: 2 735 work units -> 53. Where
+//     the two e-graphs are close in size (SqueezeNet, NasNet-A, DenseNet, Inception-v3)
+//     nothing of it runs beyond the stopped exploration.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "egraph/egraph.h"
@@ -41,13 +47,61 @@ struct Seed {
 
 /// What seeding needs of the run: the input, the rules, the exploration's configuration (its
 /// k_multi is overridden), the cost model and the extraction's options (ILP).
+class K0Seed;
 struct SeedContext {
   const ir::Graph& input;
   const std::vector<Rewrite>& rules;
   const RunnerConfig& explore;
   const Costing& costing;
   const extract::ExtractOptions& extract;
-  bool from_k0 = true;  ///< give k_multi 1 extractions the k_multi 0 late hint
+  K0Seed* k0 = nullptr;  ///< the k_multi 0 late hint of k_multi 1 extractions (none: null)
+};
+
+/// The k_multi 0 seed, computed beside the explorations: the constructor starts a second
+/// thread (where none can start, get() computes it) that explores the input at k_multi 0 with
+/// the exploration's limits, waits for limit(), and then prices and extracts its e-graph (the
+/// ILP on one thread, extract::IlpOptions::concurrent_start off) where its e-node count stayed
+/// under a quarter of the k_multi 1 e-graph's at every limit check (RunReport::peak_nodes),
+/// else ends, its exploration stopped as soon as limit() says so. Whether a seed comes back,
+/// and which, does not depend on timing: the same as explored with a quarter of the larger
+/// e-graph's e-nodes as its node limit after the larger exploration.
+/// The context's input, rules and costing must outlive it; the exploration and extraction
+/// options are copied (the pipeline goes on changing its own). Costing serialises pricing.
+class K0Seed {
+ public:
+  explicit K0Seed(const SeedContext& ctx);
+  ~K0Seed();  ///< stop()
+  K0Seed(const K0Seed&) = delete;
+  K0Seed& operator=(const K0Seed&) = delete;
+
+  /// The k_multi 1 e-graph has `nodes` e-nodes (its exploration has ended): the seed is for it.
+  /// Every k_multi 1 exploration of a run is the same one, so a later call changes nothing.
+  void limit(size_t nodes);
+  /// Waits for the seed (limit() first): nullopt where the k_multi 0 e-graph was too large.
+  const std::optional<Seed>& get();
+  /// The seconds get() waited (0 until it is called), and the seconds the seed took beside.
+  double waited_s() const { return waited_s_; }
+  double own_s() const { return own_s_; }
+  /// Stops the exploration where it still runs and joins the thread (an extraction under way
+  /// runs to its end: its own work budget bounds it).
+  void stop();
+
+ private:
+  void run();
+
+  const ir::Graph& input_;
+  const std::vector<Rewrite>& rules_;
+  const Costing& costing_;
+  RunnerConfig explore_;
+  extract::ExtractOptions extract_;
+  std::atomic<size_t> cap_{SIZE_MAX};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t limit_ = 0;  ///< a quarter of the larger e-graph's e-nodes, once known (under mu_)
+  bool limit_known_ = false, stopped_ = false, done_ = false;
+  std::optional<Seed> seed_;
+  double waited_s_ = 0.0, own_s_ = 0.0;
+  std::thread thread_;
 };
 
 /// The seed of an extraction at k_multi >= 2: the k_multi - 1 result (itself seeded so, and
@@ -55,21 +109,22 @@ struct SeedContext {
 /// the ILP.
 std::optional<Seed> lower_k_seed(const SeedContext& ctx, size_t k_multi);
 
-/// What the late hint did: whether the extraction asked for it, the time it took, and the seed
-/// where it was given to the extraction.
+/// What the late hint did: whether the extraction asked for it, the time it waited for it and
+/// the time the seed took beside the explorations, and the seed where it was given to the
+/// extraction.
 struct LateSeed {
   bool asked = false;
   double seconds = 0.0;
+  double beside_s = 0.0;
   std::optional<Seed> seed;
 };
 
-/// The late hint of a k_multi 1 extraction of `eg` (explored with `nodes` e-nodes, rooted at
-/// `root`, seen as `view`): computes the k_multi 0 seed where that e-graph has at most
-/// nodes / 4 e-nodes, and returns it as a choice of `view` where all its terms are in `eg`
-/// (nothing is added); `out` says what happened. Empty function where ctx.from_k0 is off. The
-/// references must outlive the extraction.
+/// The late hint of a k_multi 1 extraction of `eg` (rooted at `root`, seen as `view`): the k_multi
+/// 0 seed (ctx.k0, which limit() must have been given) as a choice of `view` where all its
+/// terms are in `eg` (nothing is added); `out` says what happened. Empty function where ctx.k0
+/// is null. The references must outlive the extraction.
 std::function<std::vector<extract::Choice>()> k0_late_hint(const SeedContext& ctx, const EGraph& eg, EClassId root,
-                                                           const ExtractView& view, size_t nodes, LateSeed& out);
+                                                           const ExtractView& view, LateSeed& out);
 
 /// Adds the seed's term to `eg`, its root merged into `root`'s class (usually the class holds
 /// it already); returns the seed's node classes for seed_choice(), empty where the merge was
