@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "support/stopwatch.h"
@@ -62,6 +63,15 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
     return res;
   }
   if (pid == 0) {  // child: run, send, leave without running the parent's exit handlers
+    // A lock another thread held at the fork stays locked here: glibc resets malloc's and
+    // stdio's, not spdlog's sinks' (the k_multi 0 seed's ILP forks beside the main extraction,
+    // pipeline/seed.h). So the child logs through a sink of its own without one (the old sinks
+    // are kept alive, not destroyed locked).
+    if (spdlog::logger* l = spdlog::default_logger_raw()) {
+      static auto* old = new std::vector<spdlog::sink_ptr>(l->sinks());
+      (void)old;
+      l->sinks() = {std::make_shared<spdlog::sinks::stderr_sink_st>()};
+    }
     close(fds[0]);
     int code = 0;
     try {

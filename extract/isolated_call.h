@@ -11,7 +11,8 @@
 // `deadline_s` is killed. Only the child's exit status and the completeness of the message tell
 // success: a caller must encode its result so that a truncated message does not decode. The
 // child's exit (unmapping the address space it shares copy-on-write) is not waited for after a
-// complete message; such children are reaped by later calls. POSIX only.
+// complete message; such children are reaped by later calls. POSIX only. The parent may have
+// other threads: the child logs through a lock-free sink of its own (isolated_call.cpp).
 #pragma once
 
 #include <functional>

@@ -3,8 +3,15 @@
 
 #include <unistd.h>
 
+#include <spdlog/details/console_globals.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "extract/isolated_call.h"
 
@@ -35,6 +42,30 @@ TEST(IsolatedCall, AnIncompleteMessageIsAFailure) {
   const auto r = run_isolated([] { return std::string("no end"); }, 30.0, ends_with_dot);
   EXPECT_NE(r.failure.find("incomplete"), std::string::npos) << r.failure;
   EXPECT_EQ(r.bytes, "no end");
+}
+
+// The child logs while another thread of the parent holds the console sinks' lock at the fork
+// (as the k_multi 0 seed's ILP forks beside the main extraction): it does not wait for a lock
+// nobody in the child will release. (This binary links spdlog's library, as the tools do: the
+// header-only build would have a default logger of its own.)
+TEST(IsolatedCall, TheChildLogsWhileAnotherThreadHoldsTheLoggersLock) {
+  std::atomic<bool> held{false}, release{false};
+  std::thread holder([&] {
+    std::lock_guard lock(spdlog::details::console_mutex::mutex());
+    held = true;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto r = run_isolated(
+      [] {
+        spdlog::warn("isolated call test: a line from the child");
+        return std::string(".");
+      },
+      5.0, ends_with_dot);
+  release = true;
+  holder.join();
+  EXPECT_EQ(r.failure, "");
+  EXPECT_EQ(r.bytes, ".");
 }
 
 }  // namespace
