@@ -254,7 +254,8 @@ CbcOutcome run_cbc(const OsiClpSolverInterface& lp, const CbcRunOptions& opts) {
   const double seconds = opts.seconds;
   const IsolatedResult r = run_isolated([&] { return encode_outcome(run_here(lp, opts)); },
                                         seconds + std::max(5.0, seconds),
-                                        [](const std::string& m) { CbcOutcome o; return decode_outcome(m, o); });
+                                        [](const std::string& m) { CbcOutcome o; return decode_outcome(m, o); },
+                                        opts.stop);
   CbcOutcome out;
   if (r.failure.empty() && decode_outcome(r.bytes, out)) return out;
   out = CbcOutcome{};

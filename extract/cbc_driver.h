@@ -4,6 +4,7 @@
 // What the model means is formulation.h's business; this file only drives the solver.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -37,6 +38,8 @@ struct CbcRunOptions {
   bool isolate = true;            ///< run in a forked child (isolated_call.h)
   /// Column values of a feasible solution (CBC's MIP start); empty: none.
   std::vector<double> mip_start;
+  /// Isolated runs: polled while the child runs; once set, it is killed (a failure).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct CbcOutcome {

@@ -83,6 +83,11 @@ Choice repair(const ExtractGraph& g, const Choice& cyclic) {
 }
 
 
+// Throws Stopped once the caller has set IlpOptions::stop.
+void check_stop(const IlpOptions& opts) {
+  if (opts.stop && opts.stop->load(std::memory_order_relaxed)) throw Stopped("ilp: stopped by its caller");
+}
+
 // Runs f on another thread when `concurrent` (and a thread can be started), else when its
 // result is asked for; either way the caller joins it at a fixed point, so the result is the same.
 template <class F>
@@ -280,9 +285,11 @@ Open solve_cbc(const ExtractGraph& g, const Reduction& red, const IlpOptions& op
     run.dive_passes = opts.cbc_dive_passes;
     run.args = opts.cbc_args;
     run.isolate = opts.isolate_solver;
+    run.stop = opts.stop;
     if (opts.warm_start) run.mip_start = model.start_values(p.incumbent);
     const CbcOutcome out = run_cbc(model.lp(), run);
     if (!out.failure.empty()) {
+      check_stop(opts);  // (stopped: no failure, the caller no longer wants the result)
       spdlog::warn("ilp: {}; keeping the best extraction found before it", out.failure);
       return Open::Failed;
     }
@@ -373,6 +380,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   std::optional<Bounding> bounding;
   if (opts.landmarks) bounding.emplace(g, red, hard_end);
   greedy.get();  // (computed here where the warm start has not come to it yet)
+  check_stop(opts);
 
   // Phases 3-7 from the incumbent `p` (with LM-cut's first run in `bnd`, null where landmarks are
   // off) into `res`. lp_only: the speculative run (below), which gives up (false) where the
@@ -386,6 +394,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
     std::vector<std::vector<NodeIdx>> landmarks;
     const std::vector<char> keep =
         bound_and_eliminate(red, bnd, p, res, landmarks, t0, hard_end);
+    check_stop(opts);
 
     // The restricted search (step 7) has a budget of its own; only where its problem can split
     // (blocks need requirements and no order constraints).
@@ -609,6 +618,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
             }
             const size_t i = order[k];
             try {
+              check_stop(opts);
               models[i] = make_model(i, is_twin(i));
               if (split) {
                 const double cost = part_cost(g, *models[i], p.incumbent);
@@ -792,6 +802,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       bool failed = false;
       for (size_t i : order) {
         if (p.closed() || failed) break;
+        check_stop(opts);
         Part& part = parts[i];
         if (is_twin(i) || part.closed(opts, g, p.incumbent)) continue;
         const Open why = solve_cbc(g, red, opts, part, p, work_left, stall_work, hard_end, t0);
@@ -808,6 +819,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       for (const auto& m : models) cycle_cuts += m->cycle_cuts();
     }
     std::pair<int64_t, int64_t> restricted_work{0, 0};  // its budget and its use
+    check_stop(opts);
     if (!p.closed() && status.empty() && second_budget_allowed && !second_budget_spent && left_s() > 0.0)
       restricted_work = restricted_search(g, index, red, opts, p, res, hard_end, t0);
     if (p.closed()) {

@@ -15,6 +15,8 @@
 // best bound and the gap.
 #pragma once
 
+#include <stdexcept>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -78,6 +80,10 @@ struct IlpOptions {
   /// which then keeps fewer nodes; ExtractResult::late_hint_cost). Their time does not count
   /// against time_limit_s.
   std::function<std::vector<Choice>()> late_hints;
+  /// Polled between the phases, before each part's LP and CBC run, and while CBC runs (its
+  /// child is killed): once set, extract_ilp throws Stopped (a caller that no longer wants the
+  /// result: the k_multi 0 seed, pipeline/seed.h). Null: never.
+  const std::atomic<bool>* stop = nullptr;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
   /// the LP relaxation much tighter (see extract/README.md); off only for experiments.
@@ -190,6 +196,12 @@ int64_t ilp_work_budget(const ExtractGraph& g, const IlpOptions& opts);
 /// "ilp-failed-greedy" or "ilp-failed-best-found" (an earlier round had improved on the warm
 /// start). The others carry best_bound and gap. Throws InputError when no acyclic extraction
 /// exists.
+/// What extract_ilp throws once IlpOptions::stop is set.
+class Stopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts = {});
 
 }  // namespace tensat::extract

@@ -41,7 +41,7 @@ void defer_reap(pid_t pid) {
 }  // namespace
 
 IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadline_s,
-                            const std::function<bool(const std::string&)>& complete) {
+                            const std::function<bool(const std::string&)>& complete, const std::atomic<bool>* stop) {
   IsolatedResult res;
   defer_reap(0);  // reap earlier children that have exited
   int fds[2];
@@ -96,17 +96,18 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
   close(fds[1]);
   const Stopwatch clock;
   auto elapsed = [&] { return clock.seconds(); };
-  bool killed = false;
+  bool killed = false, stopped = false;
   char buf[1 << 16];
   for (;;) {
     const double left = deadline_s - elapsed();
-    if (left <= 0.0) {
+    stopped = stop && stop->load(std::memory_order_relaxed);
+    if (left <= 0.0 || stopped) {
       kill(pid, SIGKILL);
       killed = true;
       break;
     }
     pollfd p{fds[0], POLLIN, 0};
-    const int r = poll(&p, 1, static_cast<int>(std::min(left, 1.0) * 1000) + 1);
+    const int r = poll(&p, 1, static_cast<int>(std::min(left, stop ? 0.01 : 1.0) * 1000) + 1);
     if (r < 0 && errno != EINTR) break;
     if (r <= 0) continue;
     const ssize_t n = read(fds[0], buf, sizeof buf);
@@ -123,7 +124,9 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
-  if (killed) {
+  if (stopped) {
+    res.failure = "stopped: its caller no longer needs the result";
+  } else if (killed) {
     res.failure = "it ran past the hard deadline (" + std::to_string(deadline_s) + " s) and was killed";
   } else if (WIFSIGNALED(wstatus)) {
     res.failure = std::string("its process ended on signal ") + strsignal(WTERMSIG(wstatus)) +

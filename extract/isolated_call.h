@@ -15,6 +15,7 @@
 // other threads: the child logs through a lock-free sink of its own (isolated_call.cpp).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 
@@ -27,7 +28,9 @@ struct IsolatedResult {
 };
 
 /// `complete(bytes)` says whether a message is whole (then the child's exit is not awaited).
+/// `stop` (if given) is polled every 10 ms: once set, the child is killed (failure "stopped").
 IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadline_s,
-                            const std::function<bool(const std::string&)>& complete);
+                            const std::function<bool(const std::string&)>& complete,
+                            const std::atomic<bool>* stop = nullptr);
 
 }  // namespace tensat::extract

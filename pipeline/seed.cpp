@@ -1,5 +1,8 @@
 #include "pipeline/seed.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include "egraph/bridge.h"
@@ -68,8 +71,9 @@ K0Seed::K0Seed(const SeedContext& ctx)
   extract_.ilp.hints.clear();
   extract_.ilp.late_hints = nullptr;
   extract_.ilp.concurrent_start = false;  // (one thread: the other core explores)
+  extract_.ilp.stop = &ilp_stop_;
   try {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] { run(true); });
   } catch (const std::system_error& e) {
     spdlog::debug("seed: no second thread ({}); the k_multi 0 seed is computed when asked", e.what());
   }
@@ -83,6 +87,11 @@ void K0Seed::limit(size_t nodes) {
     if (limit_known_) return;
     limit_known_ = true;
     limit_ = nodes / 4;
+    if (peak_ != kUnexplored && peak_ >= limit_) {
+      ilp_stop_ = true;  // (too large: its extraction under way is not wanted)
+      spdlog::debug("seed: the k_multi 0 e-graph reached {} e-nodes, a quarter of the k_multi 1 e-graph's; no seed",
+                    limit_);
+    }
   }
   cap_.store(nodes / 4, std::memory_order_relaxed);
   cv_.notify_all();
@@ -93,6 +102,7 @@ void K0Seed::stop() {
     std::lock_guard lock(mu_);
     stopped_ = true;
   }
+  ilp_stop_ = true;
   cap_.store(0, std::memory_order_relaxed);
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -104,13 +114,17 @@ const std::optional<Seed>& K0Seed::get() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return done_; });
   } else if (!done_) {
-    run();  // (no second thread; the cap is known: the exploration stops at it)
+    run(false);  // (no second thread; the cap is known: the exploration stops at it)
   }
   waited_s_ = t.seconds();
   return seed_;
 }
 
-void K0Seed::run() {
+void K0Seed::run(bool own_thread) {
+  // On its own thread at the lowest priority: it is to use the core the larger exploration
+  // leaves idle, not to take one from the extraction after it (where its seed is extracted
+  // but not asked for, as SqueezeNet's, it would slow that extraction down).
+  if (own_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
   Stopwatch t;
   std::optional<Seed> seed;
   // (Every way out says it is done, also by an exception: the exploration's own errors are
@@ -128,25 +142,27 @@ void K0Seed::run() {
       s.cv_.notify_all();
     }
   } done{*this, seed};
+  auto too_large = [&] {  // (under mu_, once the exploration has ended)
+    return peak_ == SIZE_MAX || (limit_known_ && peak_ >= limit_);
+  };
   try {
     const SeedContext ctx{input_, rules_, explore_, costing_, extract_, nullptr};
     Explored x = explore_at(ctx, 0, explore_);
-    double own = t.seconds();  // (its own time: the wait for limit() left out)
-    size_t limit = 0;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return limit_known_ || stopped_; });
-      if (stopped_) return;
-      limit = limit_;
+      std::lock_guard lock(mu_);
+      peak_ = x.run.stop_reason == StopReason::NodeLimit ? SIZE_MAX : x.run.peak_nodes;
+      if (stopped_ || too_large()) return;
     }
-    t.restart();
-    if (x.run.stop_reason == StopReason::NodeLimit || x.run.peak_nodes >= limit) {
-      spdlog::debug("seed: the k_multi 0 e-graph reached {} e-nodes, a quarter of the k_multi 1 e-graph's; no seed",
-                    limit);
-      return;
-    }
+    // Extracted at once, where the larger exploration may still run (its core is idle
+    // otherwise); limit() stops the extraction where the e-graph turns out too large, stop()
+    // where the seed is no longer wanted (extract::IlpOptions::stop).
     seed = extract_at(ctx, 0, x, extract_);
-    seed->seconds = own + t.seconds();
+    seed->seconds = t.seconds();
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return limit_known_ || stopped_; });
+    if (stopped_ || too_large()) seed.reset();
+  } catch (const extract::Stopped&) {
+    seed.reset();
   } catch (const std::exception& e) {
     spdlog::debug("seed: the k_multi 0 seed failed: {}", e.what());
     seed.reset();

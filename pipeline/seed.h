@@ -9,10 +9,9 @@
 //     hint (extract::IlpOptions::late_hints), where the k_multi 0 e-graph stays under a quarter
 //     of the k_multi 1 e-graph's e-nodes, and used where all its terms are in the larger
 //     e-graph (which is not changed). It is computed beside the explorations (K0Seed): started
-//     before them on a second thread, it explores the input at k_multi 0, waits for the size
-//     of the k_multi 1 e-graph, and then extracts its own e-graph or, where that is too large,
-//     ends (its exploration is stopped there once the size is known, so a large one costs at
-//     most the larger exploration's time on the other core). NasRNN (734 e-nodes against
+//     before them on a second thread, it explores the input at k_multi 0 and extracts it,
+//     stopped as soon as the k_multi 1 e-graph's size shows it too large (so a large one
+//     costs at most the larger exploration's time on the other core). NasRNN (734 e-nodes against
 //     13 016): the k_multi 0 result is the optimum of the larger e-graph too, and with it as
 //     the incumbent LM-cut's elimination and the LPs prove it: 2 735 work units -> 53. Where
 //     the two e-graphs are close in size (SqueezeNet, NasNet-A, DenseNet, Inception-v3)
@@ -58,13 +57,15 @@ struct SeedContext {
 };
 
 /// The k_multi 0 seed, computed beside the explorations: the constructor starts a second
-/// thread (where none can start, get() computes it) that explores the input at k_multi 0 with
-/// the exploration's limits, waits for limit(), and then prices and extracts its e-graph (the
-/// ILP on one thread, extract::IlpOptions::concurrent_start off) where its e-node count stayed
-/// under a quarter of the k_multi 1 e-graph's at every limit check (RunReport::peak_nodes),
-/// else ends, its exploration stopped as soon as limit() says so. Whether a seed comes back,
-/// and which, does not depend on timing: the same as explored with a quarter of the larger
-/// e-graph's e-nodes as its node limit after the larger exploration.
+/// thread (at the lowest priority; where none can start, get() computes it) that explores the
+/// input at k_multi 0 with the exploration's limits and extracts its e-graph at once (the ILP on
+/// one thread, extract::IlpOptions::concurrent_start off), while the larger exploration runs.
+/// The seed counts where the k_multi 0 e-node count stayed under a quarter of the k_multi 1
+/// e-graph's at every limit check (RunReport::peak_nodes): limit() says that size, lowers the
+/// k_multi 0 exploration's node limit to it (RunnerConfig::node_cap) and stops an extraction
+/// under way where the e-graph turns out too large (extract::IlpOptions::stop). Whether a seed
+/// comes back, and which, does not depend on timing: the same as explored with a quarter of
+/// the larger e-graph's e-nodes as its node limit after the larger exploration.
 /// The context's input, rules and costing must outlive it; the exploration and extraction
 /// options are copied (the pipeline goes on changing its own). Costing serialises pricing.
 class K0Seed {
@@ -82,22 +83,26 @@ class K0Seed {
   /// The seconds get() waited (0 until it is called), and the seconds the seed took beside.
   double waited_s() const { return waited_s_; }
   double own_s() const { return own_s_; }
-  /// Stops the exploration where it still runs and joins the thread (an extraction under way
-  /// runs to its end: its own work budget bounds it).
+  /// Stops the exploration or extraction where it still runs and joins the thread.
   void stop();
 
  private:
-  void run();
+  void run(bool own_thread);
 
   const ir::Graph& input_;
   const std::vector<Rewrite>& rules_;
   const Costing& costing_;
   RunnerConfig explore_;
   extract::ExtractOptions extract_;
+  static constexpr size_t kUnexplored = SIZE_MAX - 1;
   std::atomic<size_t> cap_{SIZE_MAX};
+  std::atomic<bool> ilp_stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   size_t limit_ = 0;  ///< a quarter of the larger e-graph's e-nodes, once known (under mu_)
+  /// The k_multi 0 exploration's peak e-nodes (under mu_): kUnexplored until it ends, SIZE_MAX
+  /// where it stopped at a node limit.
+  size_t peak_ = kUnexplored;
   bool limit_known_ = false, stopped_ = false, done_ = false;
   std::optional<Seed> seed_;
   double waited_s_ = 0.0, own_s_ = 0.0;

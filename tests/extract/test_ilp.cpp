@@ -554,6 +554,24 @@ TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
   }
 }
 
+// IlpOptions::stop: a caller that no longer wants the result (the k_multi 0 seed) gets Stopped,
+// also where CBC would run; unset, the same problem is solved.
+TEST(Ilp, AStopFlagEndsTheCallWithStopped) {
+  const ExtractGraph g = testing::deep_merged_triangle();
+  std::atomic<bool> stop{true};
+  for (bool odd_covers : {true, false}) {  // (without them CBC proves it)
+    IlpOptions opts;
+    opts.odd_cover_cuts = odd_covers;
+    opts.stop = &stop;
+    stop = true;
+    EXPECT_THROW(extract_ilp(g, opts), Stopped);
+    stop = false;
+    const ExtractResult r = extract_ilp(g, opts);
+    EXPECT_EQ(r.status, "optimal");
+    EXPECT_NEAR(r.dag_cost, testing::brute_force_optimum(g), 1e-9);
+  }
+}
+
 // A leaf of the deep odd cover's region that nothing in use reads (tests/extract/builders.h):
 // the LP meets the cover by buying it alone; the read-class rows close that (with them off,
 // proof "cbc"). Odd covers on, the other families off, blocks or not.

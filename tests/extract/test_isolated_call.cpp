@@ -38,6 +38,12 @@ TEST(IsolatedCall, AHungChildIsKilledAtTheDeadline) {
   EXPECT_NE(r.failure.find("killed"), std::string::npos) << r.failure;
 }
 
+TEST(IsolatedCall, AStoppedCallKillsItsChild) {
+  const std::atomic<bool> stop{true};
+  const auto r = run_isolated([]() -> std::string { sleep(30); return "."; }, 30.0, ends_with_dot, &stop);
+  EXPECT_NE(r.failure.find("stopped"), std::string::npos) << r.failure;
+}
+
 TEST(IsolatedCall, AnIncompleteMessageIsAFailure) {
   const auto r = run_isolated([] { return std::string("no end"); }, 30.0, ends_with_dot);
   EXPECT_NE(r.failure.find("incomplete"), std::string::npos) << r.failure;
