@@ -103,7 +103,8 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items) {
   return extract_greedy_dag(g, GraphIndex(g), items);
 }
 
-ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index, size_t* items) {
+ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index, size_t* items,
+                                 const std::atomic<bool>* stop) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<double> costs = node_costs(g);
   ExtractResult r;
@@ -111,7 +112,11 @@ ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index,
   r.status = "heuristic";
   r.gap = r.best_bound = std::nan("");
   bool fell_back = false;
-  r.choice = greedy_dag_choice(g, index, costs, &fell_back, 0, nullptr, DagOrder::Settled, items);
+  r.choice = greedy_dag_choice(g, index, costs, &fell_back, 0, stop, DagOrder::Settled, items);
+  if (r.choice.empty() && stop && stop->load(std::memory_order_relaxed)) {
+    r.status = "stopped";
+    return r;
+  }
   if (fell_back) r.status = "fallback-greedy";
   finish_result(g, r);
   r.time_s = seconds_since(t0);

@@ -33,9 +33,11 @@ Choice greedy_tree_choice(const ExtractGraph& g, const GraphIndex& index, const 
 /// one), the per-class best nodes are tried, then the tree greedy; status "heuristic" or
 /// "fallback-greedy".
 /// In the settled order (DagOrder below); `items` (if given) receives the items of the sets it
-/// accepted.
+/// accepted. `stop` (if given) is polled: once set, the result has an empty choice (status
+/// "stopped"; a caller that no longer needs it).
 ExtractResult extract_greedy_dag(const ExtractGraph& g, size_t* items = nullptr);
-ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index, size_t* items = nullptr);
+ExtractResult extract_greedy_dag(const ExtractGraph& g, const GraphIndex& index, size_t* items = nullptr,
+                                 const std::atomic<bool>* stop = nullptr);
 
 /// The order greedy DAG evaluates nodes in (see greedy_dag_choice).
 enum class DagOrder {

@@ -74,7 +74,8 @@ struct IlpOptions {
   /// (after the warm start where landmarks are off). The cheapest valid one is first tried as
   /// the incumbent on its own, beside the warm start (a speculative run of the elimination
   /// and the LPs, on a copy of LM-cut's state): where that proves the optimum, it is the
-  /// result and the warm start is not waited for (ExtractResult::warm_start_cost NaN). Else
+  /// result and the warm start is told to stop (ExtractResult::warm_start_cost NaN; its
+  /// thread is joined, at its next check of the flag). Else
   /// nothing of that run is kept: each hint is improved by the local search as the hints are,
   /// and becomes the incumbent where cheaper than the warm start (before the elimination,
   /// which then keeps fewer nodes; ExtractResult::late_hint_cost). Their time does not count
@@ -82,7 +83,8 @@ struct IlpOptions {
   std::function<std::vector<Choice>()> late_hints;
   /// Polled between the phases, before each part's LP and CBC run, and while CBC runs (its
   /// child is killed): once set, extract_ilp throws Stopped (a caller that no longer wants the
-  /// result: the k_multi 0 seed, pipeline/seed.h). Null: never.
+  /// result: the k_multi 0 seed, pipeline/seed.h). The reduction, LM-cut's first run and an
+  /// LP under way run to their end. Null: never.
   const std::atomic<bool>* stop = nullptr;
   /// Requirement rows (reduce.h, requirements()): "C used => D used" for the immediately
   /// required classes, "= 1" for mandatory classes, unusable classes fixed to 0. They make
@@ -186,6 +188,12 @@ struct IlpOptions {
 /// The work budget extract_ilp() uses for a graph (IlpOptions::work and its defaults).
 int64_t ilp_work_budget(const ExtractGraph& g, const IlpOptions& opts);
 
+/// What extract_ilp throws once IlpOptions::stop is set.
+class Stopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Solves the extraction problem as described above. Never returns a worse DAG cost than the
 /// warm start, always returns a checked acyclic, complete extraction. status: "optimal" (a
 /// lower bound within optimality_tolerance of the cost: best_bound, gap 0); when the work
@@ -196,12 +204,6 @@ int64_t ilp_work_budget(const ExtractGraph& g, const IlpOptions& opts);
 /// "ilp-failed-greedy" or "ilp-failed-best-found" (an earlier round had improved on the warm
 /// start). The others carry best_bound and gap. Throws InputError when no acyclic extraction
 /// exists.
-/// What extract_ilp throws once IlpOptions::stop is set.
-class Stopped : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts = {});
 
 }  // namespace tensat::extract

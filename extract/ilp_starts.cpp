@@ -46,7 +46,7 @@ WarmStart warm_start(const ExtractGraph& g, const GraphIndex& index, const IlpOp
   lo.stop = stop;
   const auto stopped = [stop] { return stop && stop->load(std::memory_order_relaxed); };
   size_t items = 0;
-  w.dag = extract_greedy_dag(g, index, &items);
+  w.dag = extract_greedy_dag(g, index, &items, stop);
   if (stopped()) return w;
   w.local = opts.local_search ? improve_local(g, index, w.dag.choice, lo) : w.dag;
   if (stopped()) return w;

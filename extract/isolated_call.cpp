@@ -44,8 +44,14 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
                             const std::function<bool(const std::string&)>& complete, const std::atomic<bool>* stop) {
   IsolatedResult res;
   defer_reap(0);  // reap earlier children that have exited
+  // From pipe() to the parent's closing its write end, no other thread forks: a child forked
+  // in between would hold that end open, and this call would wait for that child's exit to
+  // see the end of its message (the k_multi 0 seed's ILP forks beside the main extraction).
+  static std::mutex fork_mu;
+  std::unique_lock fork_lock(fork_mu);
   int fds[2];
   if (pipe(fds) != 0) {
+    fork_lock.unlock();
     spdlog::warn("isolated call: pipe() failed ({}); running in process", std::strerror(errno));
     res.ran_in_process = true;
     res.bytes = fn();
@@ -55,6 +61,7 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
   std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) {
+    fork_lock.unlock();
     spdlog::warn("isolated call: fork() failed ({}); running in process", std::strerror(errno));
     close(fds[0]);
     close(fds[1]);
@@ -71,6 +78,7 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
       static auto* old = new std::vector<spdlog::sink_ptr>(l->sinks());
       (void)old;
       l->sinks() = {std::make_shared<spdlog::sinks::stderr_sink_st>()};
+      l->set_pattern("%l: %v");  // (as onnx-tensat's lines, without colour)
     }
     close(fds[0]);
     int code = 0;
@@ -94,6 +102,7 @@ IsolatedResult run_isolated(const std::function<std::string()>& fn, double deadl
     _exit(code);
   }
   close(fds[1]);
+  fork_lock.unlock();
   const Stopwatch clock;
   auto elapsed = [&] { return clock.seconds(); };
   bool killed = false, stopped = false;

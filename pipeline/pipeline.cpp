@@ -247,6 +247,7 @@ void run_pipeline(const PipelineOptions& o, PipelineReport& rep) {
   if (o.extract == extract::Method::Ilp && o.k_multi >= 2 && o.k1_seed) {
     t.restart();
     seed = lower_k_seed(seed_ctx, o.k_multi);
+    if (k0) k0->stop();  // (its one use, the k_multi 1 extraction, is done)
     rep.times["seed"] = t.seconds();
     if (seed && o.progress)
       std::fprintf(stderr, "seed: k_multi %zu result %.4f ms in %.3f s\n", seed->k_multi, seed->cost,

@@ -1,8 +1,5 @@
 #include "pipeline/seed.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
 #include "egraph/bridge.h"
@@ -73,7 +70,7 @@ K0Seed::K0Seed(const SeedContext& ctx)
   extract_.ilp.concurrent_start = false;  // (one thread: the other core explores)
   extract_.ilp.stop = &ilp_stop_;
   try {
-    thread_ = std::thread([this] { run(true); });
+    thread_ = std::thread([this] { run(); });
   } catch (const std::system_error& e) {
     spdlog::debug("seed: no second thread ({}); the k_multi 0 seed is computed when asked", e.what());
   }
@@ -114,17 +111,16 @@ const std::optional<Seed>& K0Seed::get() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return done_; });
   } else if (!done_) {
-    run(false);  // (no second thread; the cap is known: the exploration stops at it)
+    run();  // (no second thread; the cap is known: the exploration stops at it)
   }
   waited_s_ = t.seconds();
   return seed_;
 }
 
-void K0Seed::run(bool own_thread) {
-  // On its own thread at the lowest priority: it is to use the core the larger exploration
-  // leaves idle, not to take one from the extraction after it (where its seed is extracted
-  // but not asked for, as SqueezeNet's, it would slow that extraction down).
-  if (own_thread) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19);
+void K0Seed::run() {
+  // (At the normal priority: at the lowest, on a loaded machine (a parallel build beside it)
+  // the extraction that waited for it waited 60 ms for NasRNN's 5 ms, and an unprivileged
+  // process cannot raise it again when it is asked for.)
   Stopwatch t;
   std::optional<Seed> seed;
   // (Every way out says it is done, also by an exception: the exploration's own errors are
@@ -150,7 +146,12 @@ void K0Seed::run(bool own_thread) {
     Explored x = explore_at(ctx, 0, explore_);
     {
       std::lock_guard lock(mu_);
-      peak_ = x.run.stop_reason == StopReason::NodeLimit ? SIZE_MAX : x.run.peak_nodes;
+      // (An exploration the clock stopped gives no seed: where it stops would depend on the
+      // machine's load, at this thread's low priority all the more.)
+      const bool cut = x.run.stop_reason == StopReason::NodeLimit || x.run.stop_reason == StopReason::TimeLimit;
+      if (x.run.stop_reason == StopReason::TimeLimit)
+        spdlog::debug("seed: the k_multi 0 exploration reached its time limit; no seed");
+      peak_ = cut ? SIZE_MAX : x.run.peak_nodes;
       if (stopped_ || too_large()) return;
     }
     // Extracted at once, where the larger exploration may still run (its core is idle

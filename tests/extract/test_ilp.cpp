@@ -555,7 +555,7 @@ TEST(Ilp, LateHintsAreAskedForOnlyWhereLmCutLeavesTheStartOpen) {
 }
 
 // IlpOptions::stop: a caller that no longer wants the result (the k_multi 0 seed) gets Stopped,
-// also where CBC would run; unset, the same problem is solved.
+// set before the call or during it, with CBC's proof or the LP's; unset, the problem is solved.
 TEST(Ilp, AStopFlagEndsTheCallWithStopped) {
   const ExtractGraph g = testing::deep_merged_triangle();
   std::atomic<bool> stop{true};
@@ -569,6 +569,14 @@ TEST(Ilp, AStopFlagEndsTheCallWithStopped) {
     const ExtractResult r = extract_ilp(g, opts);
     EXPECT_EQ(r.status, "optimal");
     EXPECT_NEAR(r.dag_cost, testing::brute_force_optimum(g), 1e-9);
+    // Set during the call (when the late hints are asked for, after LM-cut's first run): the
+    // phases after it see it.
+    opts.late_hints = [&] {
+      stop = true;
+      return std::vector<Choice>{};
+    };
+    EXPECT_THROW(extract_ilp(g, opts), Stopped);
+    opts.late_hints = nullptr;
   }
 }
 
