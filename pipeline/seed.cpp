@@ -147,7 +147,7 @@ void K0Seed::run() {
     {
       std::lock_guard lock(mu_);
       // (An exploration the clock stopped gives no seed: where it stops would depend on the
-      // machine's load, at this thread's low priority all the more.)
+      // machine's load.)
       const bool cut = x.run.stop_reason == StopReason::NodeLimit || x.run.stop_reason == StopReason::TimeLimit;
       if (x.run.stop_reason == StopReason::TimeLimit)
         spdlog::debug("seed: the k_multi 0 exploration reached its time limit; no seed");

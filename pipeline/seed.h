@@ -11,8 +11,8 @@
 //     e-graph (which is not changed). It is computed beside the explorations (K0Seed): started
 //     before them on a second thread, it explores the input at k_multi 0 and extracts it,
 //     stopped as soon as the k_multi 1 e-graph's size shows it too large (so a large one
-//     costs at most the larger exploration's time on the other core). NasRNN (734 e-nodes against
-//     13 016): the k_multi 0 result is the optimum of the larger e-graph too, and with it as
+//     costs at most the larger exploration's time on the other core). NasRNN (734 e-nodes
+//     against 13 016): the k_multi 0 result is the optimum of the larger e-graph too, and with it as
 //     the incumbent LM-cut's elimination and the LPs prove it: 2 735 work units -> 53. Where
 //     LM-cut proves the greedy extraction (SqueezeNet, VGG-19, the ResNets, DenseNet) it is
 //     not asked for (SqueezeNet's is extracted beside the exploration all the same, and
@@ -60,9 +60,9 @@ struct SeedContext {
 };
 
 /// The k_multi 0 seed, computed beside the explorations: the constructor starts a second
-/// thread (where none can start, get() computes it) that explores the
-/// input at k_multi 0 with the exploration's limits and extracts its e-graph at once (the ILP on
-/// one thread, extract::IlpOptions::concurrent_start off), while the larger exploration runs.
+/// thread (where none can start, get() computes it) that explores the input at k_multi 0 with
+/// the exploration's limits and extracts its e-graph at once (the ILP on one thread,
+/// extract::IlpOptions::concurrent_start off), while the larger exploration runs.
 /// The seed counts where the k_multi 0 e-node count stayed under a quarter of the k_multi 1
 /// e-graph's at every limit check (RunReport::peak_nodes): limit() says that size, lowers the
 /// k_multi 0 exploration's node limit to it (RunnerConfig::node_cap) and stops an extraction
