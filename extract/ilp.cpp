@@ -72,6 +72,13 @@ Reduction no_reduction(const ExtractGraph& g) {
   return r;
 }
 
+// Sets `stop` on the way out of a scope (also by an exception): a helper thread is told to
+// stop before its future's destructor waits for it.
+struct StopOnExit {
+  std::atomic<bool>& stop;
+  ~StopOnExit() { stop = true; }
+};
+
 // Runs f on another thread when `concurrent` (and a thread can be started), else when its
 // result is asked for; either way the caller joins it at a fixed point, so the result is the same.
 template <class F>
@@ -176,10 +183,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       concurrent, [&g, &index, &opts, &greedy, &warm_stop] { return warm_start(g, index, opts, greedy, &warm_stop); });
   // (On the way out, also by an exception, the warm start is told to stop before the future's
   // destructor waits for it.)
-  struct StopOnExit {
-    std::atomic<bool>& stop;
-    ~StopOnExit() { stop = true; }
-  } stop_warm_on_exit{warm_stop};
+  const StopOnExit stop_warm_on_exit{warm_stop};
 
   // The debug lines carry the seconds since the call started, to show where the time goes.
   const Reduction red = opts.reduce ? reduce(g, index) : no_reduction(g);
@@ -383,10 +387,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
       std::future<Choice> guided;
       // (After the future: on the way out, also by an exception, the guided start is told to
       // stop before the future's destructor waits for it.)
-      struct StopOnExit {
-        std::atomic<bool>& stop;
-        ~StopOnExit() { stop = true; }
-      } stop_guided_on_exit{guided_stop};
+      const StopOnExit stop_guided_on_exit{guided_stop};
       std::once_flag guided_once;
       auto start_guided = [&](bool beside) {
         if (!bnd || lp_only) return;
@@ -429,8 +430,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
               models[i] = make_model(i, is_twin(i));
               if (split) {
                 const double cost = part_cost(g, *models[i], p.incumbent);
-                floor_closed[i] = part_floor[i] >= cost * (1.0 - opts.optimality_tolerance) ||
-                                  part_floor[i] >= cost - 1e-12 * std::abs(cost);
+                floor_closed[i] = bound_closes(part_floor[i], cost, opts.optimality_tolerance);
               }
               if (!opts.parallel_lps) continue;
               if (floor_closed[i] || is_twin(i)) {
@@ -677,10 +677,7 @@ ExtractResult extract_ilp(const ExtractGraph& g, const IlpOptions& opts) {
   };
   if (opts.late_hints && bounding) {
     const double greedy_cost = greedy.get().dag_cost;
-    Progress closes{opts, {}};
-    closes.cost = greedy_cost;
-    closes.raise(bounding->lm.bound(), "lm-cut");
-    if (!closes.closed()) ask_hints();
+    if (!bound_closes(bounding->lm.bound(), greedy_cost, opts.optimality_tolerance)) ask_hints();
   }
   if (!hints.empty()) {
     Choice best;

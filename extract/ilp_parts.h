@@ -49,9 +49,7 @@ struct Part {
   int rounds = 0;
   double best_bound() const { return std::max(floor, bound); }
   bool closed(const IlpOptions& opts, const ExtractGraph& g, const Choice& incumbent) const {
-    const double cost = part_cost(g, *model, incumbent);
-    const double b = best_bound();
-    return b >= cost * (1.0 - opts.optimality_tolerance) || b >= cost - 1e-12 * std::abs(cost);
+    return bound_closes(best_bound(), part_cost(g, *model, incumbent), opts.optimality_tolerance);
   }
 };
 

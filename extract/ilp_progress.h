@@ -12,6 +12,12 @@
 namespace tensat::extract {
 
 // The incumbent and what is known about the optimum below it.
+/// Whether a lower bound proves an extraction of cost `cost` optimal: within the relative
+/// tolerance, or equal but for rounding.
+inline bool bound_closes(double bound, double cost, double tolerance) {
+  return bound >= cost * (1.0 - tolerance) || bound >= cost - 1e-12 * std::abs(cost);
+}
+
 struct Progress {
   Progress(const IlpOptions& o, Choice start) : opts(o), incumbent(std::move(start)) {}
 
@@ -26,7 +32,7 @@ struct Progress {
   bool improved = false;
 
   bool closed() const {
-    return bound >= cost * (1.0 - opts.optimality_tolerance) || bound >= cost - 1e-12 * std::abs(cost);
+    return bound_closes(bound, cost, opts.optimality_tolerance);
   }
   void raise(double b, const char* who) {
     if (!(b > bound)) return;
